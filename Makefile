@@ -1,0 +1,46 @@
+# Developer workflow. Every target bootstraps .venv from the pinned requirements on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STACK  ?= dev
+BASE   ?= origin/main
+
+.PHONY: render check diff test lint typecheck schema docs bench clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+## render: render STACK (default dev) offline into out/STACK
+render: $(VENV)/.installed
+	$(PY) -m offline render --stack $(STACK) --out out/$(STACK)
+
+## check: validate STACK's config, schemas and policies
+check: $(VENV)/.installed
+	$(PY) -m offline check --stack $(STACK)
+
+## diff: what the working tree changes in STACK compared with BASE (default origin/main)
+diff: $(VENV)/.installed
+	$(PY) -m offline diff --stack $(STACK) --base $(BASE)
+
+lint: $(VENV)/.installed
+	$(PY) -m ruff check .
+
+typecheck: $(VENV)/.installed
+	$(PY) -m mypy
+
+## test: lint, type check and the whole test suite
+test: lint typecheck
+	$(PY) -m pytest -q
+
+## schema: regenerate the stack-config JSON Schema and the configuration reference
+schema: $(VENV)/.installed
+	$(PY) -m config.schema
+
+## bench: scale benchmark (SIZE=small|large|huge)
+bench: $(VENV)/.installed
+	$(PY) bench/scale.py --size $(or $(SIZE),large)
+
+clean:
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache

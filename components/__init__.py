@@ -1,0 +1,1 @@
+"""Pulumi components (one per concept) and the pure builders they use."""

@@ -1,0 +1,95 @@
+"""Per-model inference stacks: `SingleNodeModel` (Deployment) and `MultiNodeModel` (LWS)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.workloads import (
+    deployment_manifest,
+    leaderworkerset_manifest,
+    podgroup_manifest,
+    service_manifest,
+)
+from config.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class ModelDependencies:
+    """What a model's objects must wait for: namespace, queue (Open), priority class, the
+    Secrets it reads and, for LeaderWorkerSets, the LWS controller."""
+
+    namespace: pulumi.Resource
+    queue: pulumi.Resource
+    priority_class: pulumi.Resource
+    secrets: Sequence[pulumi.Resource] = ()
+    lws: pulumi.Resource | None = None
+
+    def resources(self) -> list[pulumi.Resource]:
+        return [self.namespace, self.queue, self.priority_class, *self.secrets]
+
+
+def _service(name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
+    return k8s.core.v1.Service(f"{name}-service", metadata=manifest["metadata"], spec=manifest["spec"], opts=opts)
+
+
+class SingleNodeModel(pulumi.ComponentResource):
+    """A Deployment of vLLM servers and the ClusterIP Service in front of them. Volcano makes one
+    PodGroup per ReplicaSet (minMember 1) from the pods' queue annotation."""
+
+    def __init__(
+        self, name: str, model: ModelSpec, deps: ModelDependencies, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("volcano-platform:inference:SingleNodeModel", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, depends_on=deps.resources())
+        manifest = deployment_manifest(model)
+        k8s.apps.v1.Deployment(
+            f"{name}-deployment",
+            metadata=manifest["metadata"],
+            spec=manifest["spec"],
+            # The name is fixed: a replacement (e.g. a new selector) must free it first.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
+        )
+        service = _service(name, service_manifest(model), child)
+        self.register_outputs({"service": service.metadata["name"]})
+
+
+class MultiNodeModel(pulumi.ComponentResource):
+    """A LeaderWorkerSet (Ray leader + workers per group), the PodGroup that gang-schedules each
+    group inside one network domain, and a Service for the leaders only."""
+
+    def __init__(
+        self, name: str, model: ModelSpec, deps: ModelDependencies, opts: pulumi.ResourceOptions | None = None
+    ):
+        super().__init__("volcano-platform:inference:MultiNodeModel", name, None, opts)
+        depends = deps.resources()
+        if deps.lws is not None:
+            depends.append(deps.lws)
+        child = pulumi.ResourceOptions(parent=self, depends_on=depends)
+        if model.own_pod_group:
+            group = podgroup_manifest(model)
+            pod_group = k8s.apiextensions.CustomResource(
+                f"{name}-podgroup",
+                api_version=group["apiVersion"],
+                kind=group["kind"],
+                metadata=group["metadata"],
+                spec=group["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=deps.resources(), delete_before_replace=True),
+            )
+            # Pods must find their PodGroup when they are created.
+            child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[pod_group]))
+        lws = leaderworkerset_manifest(model)
+        k8s.apiextensions.CustomResource(
+            f"{name}-lws",
+            api_version=lws["apiVersion"],
+            kind=lws["kind"],
+            metadata=lws["metadata"],
+            spec=lws["spec"],
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
+        )
+        service = _service(name, service_manifest(model), child)
+        self.register_outputs({"service": service.metadata["name"]})

@@ -1,0 +1,53 @@
+"""`GpuPlatform`: one cluster's scheduling plane, tenants, topology and models."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.inference import ModelDependencies, MultiNodeModel, SingleNodeModel
+from components.lws import LwsInstall
+from components.priority import PriorityClasses
+from components.provider import kubernetes_provider
+from components.queues import TenantQueues
+from components.secrets import WorkloadSecrets
+from components.topology import NetworkTopology
+from components.volcano import VolcanoInstall
+from config.spec import PlatformSpec
+
+
+class GpuPlatform(pulumi.ComponentResource):
+    """Composes the components, each given only its slice of the spec. Every child resource name
+    is prefixed with its component's name and encodes no position (tenant order, parent queue,
+    leaf), so adding, removing or moving one entry leaves every other URN unchanged."""
+
+    def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("volcano-platform:platform:GpuPlatform", name, None, opts)
+        provider = kubernetes_provider(
+            f"{name}-kubernetes", spec.config.cluster, spec.cluster_name, pulumi.ResourceOptions(parent=self)
+        )
+        child = pulumi.ResourceOptions(parent=self, providers=[provider])
+
+        volcano = VolcanoInstall("volcano", spec, child)
+        classes = PriorityClasses("priority", spec.priority_classes, child)
+        tenants = TenantQueues("tenants", spec, volcano.release, child)
+        if spec.topology is not None and spec.config.topology is not None:
+            NetworkTopology("topology", spec.topology, spec.config.topology, volcano.release, child)
+        lws = LwsInstall("lws", spec.config.lws, child) if spec.lws_install else None
+        secrets = WorkloadSecrets("secrets", spec, dict(tenants.namespaces), child)
+
+        for model in spec.models.values():
+            deps = ModelDependencies(
+                namespace=tenants.namespaces[model.namespace],
+                queue=tenants.queues[model.tenant],
+                priority_class=classes.classes[model.config.priority_class],
+                secrets=secrets.by_namespace.get(model.namespace, ()),
+                lws=lws.release if lws is not None and model.multi_node else None,
+            )
+            kind = MultiNodeModel if model.multi_node else SingleNodeModel
+            kind(f"model-{model.name}", model, deps, child)
+
+        self.endpoints = {
+            m.name: f"http://{m.service_name}.{m.namespace}.svc:{m.config.port}" for m in spec.models.values()
+        }
+        self.queues = spec.queue_names
+        self.register_outputs({"endpoints": self.endpoints, "queues": self.queues})

@@ -1,0 +1,41 @@
+"""`PriorityClasses`: the classes that order workloads and decide who may preempt whom."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.labels import MANAGED_BY
+from config.priority import PriorityClassConfig
+
+
+class PriorityClasses(pulumi.ComponentResource):
+    """One `scheduling.k8s.io/v1` PriorityClass per configured class."""
+
+    classes: dict[str, k8s.scheduling.v1.PriorityClass]
+
+    def __init__(
+        self,
+        name: str,
+        classes: dict[str, PriorityClassConfig],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("volcano-platform:priority:PriorityClasses", name, None, opts)
+        self.classes = {}
+        for class_name, config in classes.items():
+            self.classes[class_name] = k8s.scheduling.v1.PriorityClass(
+                f"{name}-{class_name}",
+                metadata={"name": class_name, "labels": dict(MANAGED_BY)},
+                value=config.value,
+                preemption_policy=config.preemption_policy,
+                global_default=config.global_default,
+                description=config.description or None,
+                # `value` and `preemptionPolicy` are immutable; the name is a contract, so the
+                # old class must go before the new one can take it.
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    replace_on_changes=["value", "preemptionPolicy"],
+                    delete_before_replace=True,
+                ),
+            )
+        self.register_outputs({"classes": list(self.classes)})

@@ -1,0 +1,108 @@
+"""`TenantQueues`: each tenant's namespaces and Volcano Queue, and the `default` queue patch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.labels import MANAGED_BY, TENANT_LABEL
+from config.spec import PlatformSpec, TenantSpec
+from config.tenants import DefaultQueuePatch
+from config.upstream import QUEUE_API_VERSION, WAIT_FOR_ANNOTATION
+
+# `pulumi up` waits until the controller has opened the queue; PodGroups in a queue that is not
+# yet Open are rejected by admission.
+QUEUE_OPEN = "jsonpath={.status.state}=Open"
+
+
+def queue_manifest(tenant: TenantSpec) -> dict[str, Any]:
+    queue = tenant.config.queue
+    spec: dict[str, Any] = {
+        "weight": queue.weight,
+        "reclaimable": queue.reclaimable,
+        "priority": queue.priority,
+        "dequeueStrategy": queue.dequeue_strategy,
+    }
+    if queue.capability:
+        spec["capability"] = dict(queue.capability)
+    if queue.deserved:
+        spec["deserved"] = dict(queue.deserved)
+    if queue.guarantee:
+        spec["guarantee"] = {"resource": dict(queue.guarantee)}
+    if tenant.parent_queue:
+        spec["parent"] = tenant.parent_queue
+    return {
+        "apiVersion": QUEUE_API_VERSION,
+        "kind": "Queue",
+        "metadata": {
+            "name": tenant.queue_name,
+            "labels": {TENANT_LABEL: tenant.name, **MANAGED_BY},
+            "annotations": {WAIT_FOR_ANNOTATION: QUEUE_OPEN},
+        },
+        "spec": spec,
+    }
+
+
+def default_queue_patch(patch: DefaultQueuePatch) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if patch.weight is not None:
+        spec["weight"] = patch.weight
+    if patch.capability is not None:
+        spec["capability"] = dict(patch.capability)
+    if patch.reclaimable is not None:
+        spec["reclaimable"] = patch.reclaimable
+    return spec
+
+
+class TenantQueues(pulumi.ComponentResource):
+    """Namespaces labelled with their tenant, one Queue per tenant (parents first)."""
+
+    namespaces: dict[str, k8s.core.v1.Namespace]
+    """Namespace name -> resource."""
+    queues: dict[str, k8s.apiextensions.CustomResource]
+    """Tenant name -> its Queue."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: PlatformSpec,
+        volcano: pulumi.Resource,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("volcano-platform:queues:TenantQueues", name, None, opts)
+        self.namespaces = {}
+        self.queues = {}
+        for tenant in spec.tenants.values():
+            for namespace in tenant.namespaces:
+                self.namespaces[namespace] = k8s.core.v1.Namespace(
+                    f"{name}-namespace-{namespace}",
+                    metadata={
+                        "name": namespace,
+                        "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
+                    },
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            manifest = queue_manifest(tenant)
+            depends: list[pulumi.Resource] = [volcano]
+            if tenant.parent:
+                depends.append(self.queues[tenant.parent])
+            self.queues[tenant.name] = k8s.apiextensions.CustomResource(
+                f"{name}-queue-{tenant.name}",
+                api_version=manifest["apiVersion"],
+                kind=manifest["kind"],
+                metadata=manifest["metadata"],
+                spec=manifest["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
+            )
+        if spec.config.default_queue is not None:
+            k8s.apiextensions.CustomResourcePatch(
+                f"{name}-default-queue",
+                api_version=QUEUE_API_VERSION,
+                kind="Queue",
+                metadata={"name": "default"},
+                spec=default_queue_patch(spec.config.default_queue),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[volcano]),
+            )
+        self.register_outputs({"queues": spec.queue_names})

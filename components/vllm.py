@@ -1,0 +1,100 @@
+"""vLLM command lines (pure): the server's arguments and the Ray bootstrap of multi-node groups.
+
+Only flags current vLLM accepts are generated: RoPE scaling goes through `--hf-overrides` (the
+`--rope-scaling` flag is gone), and the Ray backend is named explicitly because vLLM refuses a
+world size larger than the local GPUs without it. The Ray bootstrap is generated rather than taken
+from the image's helper script, whose location differs between vLLM images.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from config.spec import ModelSpec
+
+API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
+
+
+def entrypoint(model: ModelSpec) -> list[str]:
+    """The executable part of the server command: `vllm serve` or the older API-server module."""
+    if model.config.entrypoint == "serve":
+        return ["vllm", "serve"]
+    return ["python3", "-m", API_SERVER_MODULE]
+
+
+def server_arguments(model: ModelSpec) -> list[str]:
+    """Arguments of the OpenAI-compatible server, with every configured engine argument."""
+    cfg = model.config
+    engine = cfg.engine
+    path = cfg.source.model_path
+    argv = [path] if cfg.entrypoint == "serve" else ["--model", path]
+    argv += [
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(cfg.port),
+        "--served-model-name",
+        cfg.served_model_name or model.name,
+        "--tensor-parallel-size",
+        str(cfg.tensor_parallel),
+        "--pipeline-parallel-size",
+        str(cfg.pipeline_parallel),
+    ]
+    if model.multi_node:
+        argv += ["--distributed-executor-backend", "ray"]
+    if engine.dtype:
+        argv += ["--dtype", engine.dtype]
+    if engine.max_model_len:
+        argv += ["--max-model-len", str(engine.max_model_len)]
+    if engine.gpu_memory_utilization is not None:
+        argv += ["--gpu-memory-utilization", format(engine.gpu_memory_utilization, "g")]
+    if engine.trust_remote_code:
+        argv.append("--trust-remote-code")
+    if engine.enforce_eager:
+        argv.append("--enforce-eager")
+    if engine.tool_call_parser:
+        argv += ["--enable-auto-tool-choice", "--tool-call-parser", engine.tool_call_parser]
+    overrides = dict(engine.hf_overrides)
+    if engine.rope_scaling:
+        overrides["rope_scaling"] = dict(engine.rope_scaling)
+    if overrides:
+        argv += ["--hf-overrides", json.dumps(overrides, sort_keys=True, separators=(",", ":"))]
+    argv += list(engine.extra_args)
+    return argv
+
+
+def leader_script(model: ModelSpec) -> str:
+    """Start the Ray head, wait (bounded) for the whole group, then serve."""
+    cfg = model.config
+    timeout = cfg.ray.group_timeout_seconds
+    count_nodes = (
+        'import ray; ray.init(address="auto", logging_level="ERROR"); print(sum(1 for n in ray.nodes() if n["Alive"]))'
+    )
+    return "\n".join(
+        [
+            "set -eu",
+            f"ray start --head --port={cfg.ray.port} --num-gpus={model.gpus_per_pod} --disable-usage-stats",
+            f"deadline=$(( $(date +%s) + {timeout} ))",
+            f'until [ "$(python3 -c {shlex.quote(count_nodes)} 2>/dev/null || echo 0)" -ge "$LWS_GROUP_SIZE" ]; do',
+            '  if [ "$(date +%s)" -ge "$deadline" ]; then',
+            f'    echo "only part of the group joined Ray within {timeout}s; restarting the group" >&2',
+            "    exit 1",
+            "  fi",
+            "  sleep 5",
+            "done",
+            "exec " + shlex.join(entrypoint(model) + server_arguments(model)),
+        ]
+    )
+
+
+def worker_script(model: ModelSpec) -> str:
+    """Join the leader's Ray head and block; the container exits if the head goes away."""
+    cfg = model.config
+    return "\n".join(
+        [
+            "set -eu",
+            f'exec ray start --address="$LWS_LEADER_ADDRESS:{cfg.ray.port}" '
+            f"--num-gpus={model.gpus_per_pod} --disable-usage-stats --block",
+        ]
+    )

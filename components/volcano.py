@@ -1,0 +1,48 @@
+"""`VolcanoInstall`: the Volcano scheduler, controller and admission webhook."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.labels import MANAGED_BY
+from components.volcano_values import volcano_values
+from config.spec import PlatformSpec
+from config.upstream import VOLCANO_CHART, VOLCANO_NAMESPACE, VOLCANO_RELEASE
+
+
+class VolcanoInstall(pulumi.ComponentResource):
+    """Namespace `volcano-system` and the chart as a `helm.v3.Release`.
+
+    A Release, not `helm.v4.Chart`: the admission webhook's TLS secret is made by a Helm hook Job,
+    which Chart v4 drops; without it the webhook never starts and, failing closed, blocks every
+    Queue, PodGroup and HyperNode. `protect` guards both the release and its namespace, since
+    uninstalling the chart deletes the CRDs and every object of those kinds.
+    """
+
+    release: k8s.helm.v3.Release
+
+    def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("volcano-platform:volcano:VolcanoInstall", name, None, opts)
+        volcano = spec.config.volcano
+        protect = pulumi.ResourceOptions(parent=self, protect=volcano.protect)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata={"name": VOLCANO_NAMESPACE, "labels": dict(MANAGED_BY)},
+            opts=protect,
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=VOLCANO_RELEASE,
+            chart=VOLCANO_CHART,
+            version=volcano.version,
+            repository_opts={"repo": volcano.repository},
+            namespace=VOLCANO_NAMESPACE,
+            values=volcano_values(spec),
+            # The admission init Job must finish before Queues can be created.
+            wait_for_jobs=True,
+            timeout=900,
+            max_history=10,
+            opts=pulumi.ResourceOptions.merge(protect, pulumi.ResourceOptions(depends_on=[namespace])),
+        )
+        self.register_outputs({"release": self.release.name, "namespace": VOLCANO_NAMESPACE})

@@ -1,0 +1,67 @@
+"""Helm values of the Volcano chart, from the typed config (pure).
+
+Keys follow the upstream chart's `values.yaml`: the scheduler conf goes in as a YAML *string*
+(`custom.scheduler_config_override`), the controller conf as a *mapping*
+(`custom.controller_config_override`); the chart templates them differently.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.controller_conf import controller_conf
+from components.yaml_text import dump
+from config.merge import deep_merge
+from config.scheduler_policy import scheduler_conf
+from config.spec import PlatformSpec
+from config.volcano import ResourceRequirements
+
+
+def _resources(requirements: ResourceRequirements) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if requirements.requests:
+        out["requests"] = dict(requirements.requests)
+    if requirements.limits:
+        out["limits"] = dict(requirements.limits)
+    return out
+
+
+def scheduler_conf_text(spec: PlatformSpec) -> str:
+    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy)
+    return dump(conf)
+
+
+def volcano_values(spec: PlatformSpec) -> dict[str, Any]:
+    volcano = spec.config.volcano
+    basic: dict[str, Any] = {}
+    if volcano.image_registry:
+        basic["image_registry"] = volcano.image_registry
+    if volcano.image_tag:
+        basic["image_tag_version"] = volcano.image_tag
+    if volcano.image_pull_secret:
+        basic["image_pull_secret"] = volcano.image_pull_secret
+    replicas = volcano.replicas
+    custom: dict[str, Any] = {
+        "scheduler_replicas": replicas.scheduler,
+        "controller_replicas": replicas.controller,
+        "admission_replicas": replicas.admission,
+        # Several replicas of a controller without leader election would act twice.
+        "leader_elect_enable": max(replicas.scheduler, replicas.controller, replicas.admission) > 1,
+        "admission_enable": volcano.admission,
+        "scheduler_config_override": scheduler_conf_text(spec),
+    }
+    for component in ("scheduler", "controller", "admission"):
+        requirements = getattr(volcano.resources, component)
+        if requirements is not None:
+            custom[f"{component}_resources"] = _resources(requirements)
+    if volcano.node_selector:
+        custom["default_ns"] = dict(volcano.node_selector)
+    if volcano.tolerations:
+        custom["default_tolerations"] = [t.model_dump(by_alias=True, exclude_none=True) for t in volcano.tolerations]
+    controller = controller_conf(spec.config.topology)
+    if controller:
+        custom["controller_config_override"] = controller
+    values: dict[str, Any] = {"custom": custom}
+    if basic:
+        values["basic"] = basic
+    return deep_merge(values, volcano.values)

@@ -1,0 +1,160 @@
+"""The base every stack-config model derives from, and the translation of pydantic errors.
+
+Stack files use camelCase keys (as Kubernetes and Volcano do); Python uses snake_case. Models are
+frozen, reject unknown keys and validate strictly (a quoted number is not a number), so that the
+typed spec the components receive is exactly what the stack file says.
+"""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from config.errors import NOT_GIVEN, REDACTED, Problem, join_path
+
+
+class ConfigModel(BaseModel):
+    """Frozen, strict, camelCase, no unknown keys."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+        use_attribute_docstrings=True,
+        validate_default=False,
+    )
+
+
+def invalid(message: str, fix: str) -> PydanticCustomError:
+    """An error raised from a field validator; the fix travels with it to the final message."""
+    return PydanticCustomError("platform", "{message}", {"message": message, "fix": fix})
+
+
+# Parts of the config whose values are never echoed back.
+SECRET_PATH_PREFIXES = ("secrets",)
+SECRET_FIELD_NAMES = ("kubeconfig", "password")
+
+
+def is_secret_path(loc: tuple[object, ...]) -> bool:
+    if loc and loc[0] in SECRET_PATH_PREFIXES:
+        return True
+    return any(str(part) in SECRET_FIELD_NAMES for part in loc)
+
+
+_TYPE_FIXES = {
+    "int_type": "write a whole number without quotes",
+    "int_parsing": "write a whole number without quotes",
+    "int_from_float": "write a whole number",
+    "float_type": "write a number without quotes",
+    "float_parsing": "write a number without quotes",
+    "bool_type": "write true or false without quotes",
+    "bool_parsing": "write true or false without quotes",
+    "string_type": 'write a string (quote it in YAML, e.g. "1.15.0")',
+    "dict_type": "write a mapping of key: value",
+    "list_type": "write a list",
+    "tuple_type": "write a list",
+    "model_type": "write a mapping of key: value",
+    "model_attributes_type": "write a mapping of key: value",
+}
+
+
+def problems_from_validation_error(
+    error: ValidationError, root: type[BaseModel], prefix: tuple[object, ...] = ()
+) -> list[Problem]:
+    """Turn pydantic's errors into problems with key paths, values and fixes."""
+    problems: list[Problem] = []
+    seen: set[tuple[str, str]] = set()
+    for item in error.errors(include_url=False):
+        loc = prefix + tuple(_clean_loc(item["loc"]))
+        kind = item["type"]
+        ctx = item.get("ctx") or {}
+        got: object = item.get("input", NOT_GIVEN)
+        if is_secret_path(loc):
+            got = REDACTED
+        if kind == "platform":
+            message, fix = str(ctx.get("message", item["msg"])), str(ctx.get("fix", ""))
+        elif kind == "extra_forbidden":
+            key = loc[-1]
+            allowed = _allowed_keys(root, loc[len(prefix) : -1])
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            message = f"unknown key `{key}`"
+            if close:
+                fix = f"did you mean `{close[0]}`?"
+            else:
+                fix = "remove it" + ("; valid keys here: " + ", ".join(allowed) if allowed else "")
+            got = NOT_GIVEN
+        elif kind == "missing":
+            message, fix, got = "required key is missing", f"add `{loc[-1]}`", NOT_GIVEN
+        elif kind in ("union_tag_invalid", "literal_error", "enum"):
+            message = item["msg"].replace("Input should be", "must be")
+            fix = "use one of the listed values"
+        else:
+            message = item["msg"].replace("Input should be", "must be").replace("Value error, ", "")
+            fix = _TYPE_FIXES.get(kind, "")
+        path = join_path(*loc) or "(stack config)"
+        if (path, message) in seen:  # unions report the same failure once per member
+            continue
+        seen.add((path, message))
+        problems.append(Problem(path=path, message=message, fix=fix, got=got))
+    return problems
+
+
+def _clean_loc(loc: tuple[int | str, ...]) -> list[object]:
+    """Drop the union-member and validator names pydantic inserts into locations."""
+    out: list[object] = []
+    for part in loc:
+        if isinstance(part, str) and (("[" in part and part.endswith("]")) or part.startswith("function-")):
+            continue
+        if part in ("str", "int", "float", "bool", "dict", "list", "tuple"):
+            continue
+        out.append(part)
+    return out
+
+
+def _allowed_keys(root: type[BaseModel], loc: tuple[object, ...]) -> list[str]:
+    """The camelCase keys a model at `loc` accepts, for "did you mean" hints."""
+    current: Any = root
+    for part in loc:
+        current = _step(current, part)
+        if current is None:
+            return []
+    models = [m for m in _members(current) if isinstance(m, type) and issubclass(m, BaseModel)]
+    keys: list[str] = []
+    for model in models:
+        for name, info in model.model_fields.items():
+            keys.append(info.alias or name)
+    return sorted(set(keys))
+
+
+def _members(annotation: Any) -> list[Any]:
+    origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return [m for arg in get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
+def _step(annotation: Any, part: object) -> Any:
+    for member in _members(annotation):
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            for name, info in member.model_fields.items():
+                if part in (name, info.alias):
+                    return info.annotation
+            continue
+        origin = get_origin(member)
+        args = get_args(member)
+        if origin in (dict, Mapping) and len(args) == 2:
+            return args[1]
+        if origin in (list, tuple) and args:
+            return args[0]
+    return None

@@ -1,0 +1,34 @@
+"""The cross-checks that run on a resolved spec before anything is registered.
+
+A check is a function from `PlatformSpec` to problems (errors and warnings). To add one, write it
+next to the concept it guards and list it here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from config.errors import Problem
+from config.feasibility import check_queue_capacity
+from config.model_rules import check_models, check_registries
+from config.naming_rules import check_names
+from config.priority_rules import check_priority_classes
+from config.queue_rules import check_queues
+from config.scheduler_rules import check_scheduler
+from config.spec import PlatformSpec
+
+Check = Callable[[PlatformSpec], Iterable[Problem]]
+
+CHECKS: tuple[Check, ...] = (
+    check_names,
+    check_priority_classes,
+    check_queues,
+    check_scheduler,
+    check_models,
+    check_registries,
+    check_queue_capacity,
+)
+
+
+def run_checks(spec: PlatformSpec) -> list[Problem]:
+    return [problem for check in CHECKS for problem in check(spec)]

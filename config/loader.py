@@ -1,0 +1,103 @@
+"""Loading: raw stack config -> validated, resolved, cross-checked `PlatformSpec`.
+
+`load_raw` is pure (used by the offline engine and tests); `load_from_pulumi` reads the same
+keys from the Pulumi runtime. Either returns a spec or raises one `ConfigError` listing every
+problem; nothing is registered before this returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from config.base import problems_from_validation_error
+from config.checks import run_checks
+from config.errors import ConfigError, Problem, errors_of, join_path, warnings_of
+from config.feasibility import plan_placements
+from config.merge import deep_merge
+from config.models import ModelConfig
+from config.resolve import resolve
+from config.spec import PlatformSpec
+from config.stack import TOP_LEVEL_KEYS, StackConfig
+
+PROJECT = "volcano-platform"
+
+
+def _apply_model_defaults(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
+    defaults = raw.get("modelDefaults")
+    models = raw.get("models")
+    if not isinstance(defaults, Mapping) or not defaults:
+        return raw
+    allowed = {info.alias or name for name, info in ModelConfig.model_fields.items()}
+    for key in defaults:
+        if key not in allowed:
+            problems.append(
+                Problem(
+                    join_path("modelDefaults", key),
+                    f"`{key}` is not a model setting",
+                    "use keys a model accepts (image, env, source, resources, ...)",
+                )
+            )
+    if not isinstance(models, Mapping):
+        return raw
+    merged = {
+        name: deep_merge(defaults, model) if isinstance(model, Mapping) else model for name, model in models.items()
+    }
+    return {**raw, "models": merged}
+
+
+def load_raw(raw: Mapping[str, Any], stack: str, plaintext_secrets: Collection[str] = ()) -> PlatformSpec:
+    """Validate a stack's config (top-level keys without the project prefix).
+
+    `plaintext_secrets` names entries of `secrets` that were not stored encrypted.
+    """
+    problems: list[Problem] = []
+    # An empty mapping means "not set": it is how Pulumi.yaml declares optional keys.
+    data = {k: v for k, v in raw.items() if not (isinstance(v, Mapping) and not v)}
+    data = _apply_model_defaults(data, problems)
+    try:
+        config = StackConfig.model_validate_json(json.dumps(data, default=str))
+    except ValidationError as exc:
+        raise ConfigError(problems + problems_from_validation_error(exc, StackConfig)) from None
+    for name in plaintext_secrets:
+        problems.append(
+            Problem(
+                join_path("secrets", name),
+                "secret value is stored in plain text",
+                f"set it with `pulumi config set --secret --path 'secrets.{name}' <value>`",
+            )
+        )
+    spec, found = resolve(config, stack)
+    problems += found
+    placements, found = plan_placements(spec)
+    spec = dataclasses.replace(spec, placements=placements)
+    problems += found
+    problems += run_checks(spec)
+    errors = errors_of(problems)
+    if errors:
+        raise ConfigError(errors)
+    return dataclasses.replace(spec, warnings=tuple(warnings_of(problems)))
+
+
+def load_from_pulumi() -> PlatformSpec:
+    """Read `volcano-platform:<key>` for every top-level key from the running Pulumi program."""
+    import pulumi
+    from pulumi.runtime import get_config, is_config_secret
+
+    raw: dict[str, Any] = {}
+    for key in TOP_LEVEL_KEYS:
+        value = get_config(f"{PROJECT}:{key}")
+        if value is None:
+            continue
+        try:
+            raw[key] = json.loads(value)
+        except (TypeError, ValueError):
+            raw[key] = value
+    plaintext: list[str] = []
+    if isinstance(raw.get("secrets"), Mapping) and not is_config_secret(f"{PROJECT}:secrets"):
+        plaintext = list(raw["secrets"])
+    return load_raw(raw, pulumi.get_stack(), plaintext)

@@ -1,0 +1,35 @@
+"""`lws`: the LeaderWorkerSet controller that runs multi-node models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from config.base import ConfigModel
+from config.upstream import LWS_CHART, LWS_DEFAULT_VERSION
+from config.volcano import ChartVersion
+
+
+class LwsConfig(ConfigModel):
+    """`lws`: chart and gang-scheduling mode of the LeaderWorkerSet controller."""
+
+    install: bool | None = None
+    """Install the LWS chart. Default: when any model spans several nodes. `false` when LWS is
+    managed elsewhere (its CRD must then exist before `pulumi up`)."""
+    chart: str = LWS_CHART
+    """Chart reference (OCI) of the LWS chart."""
+    version: ChartVersion = LWS_DEFAULT_VERSION
+    """LWS chart version (quote it)."""
+    protect: bool = False
+    """Protect the release from deletion (its CRD would take every LeaderWorkerSet with it)."""
+    replicas: Annotated[int, Field(ge=1, le=5)] = 1
+    """Controller replicas."""
+    image_repository: str | None = None
+    """Controller image repository (a mirror of `registry.k8s.io/lws/lws`)."""
+    gang_scheduling: bool = False
+    """Let LWS create one Volcano PodGroup per group itself. Those PodGroups carry no network
+    topology and no priority class, so it is only allowed when no model asks for a topology
+    constraint; by default the platform makes the topology-aware PodGroups."""
+    values: dict[str, Any] = {}
+    """Extra chart values, merged over the generated ones (escape hatch)."""

@@ -1,0 +1,287 @@
+"""`models`: vLLM inference stacks, one per served model.
+
+A model with `nodesPerReplica: 1` runs as a Deployment; with more nodes it runs as a
+LeaderWorkerSet whose groups are gang-scheduled inside one network domain.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from config.base import ConfigModel, invalid
+from config.names import DnsLabel, DnsSubdomain, EnvName, LabelKey, LabelValue, ResourceName, dns_1035_problem
+from config.quantity import Quantity
+from config.volcano import Toleration
+
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+class NfsVolume(ConfigModel):
+    server: str
+    """NFS server address."""
+    path: str
+    """Exported path."""
+
+
+class PvcVolume(ConfigModel):
+    claim_name: DnsSubdomain
+    """PersistentVolumeClaim in the model's namespace."""
+
+
+class HostPathVolume(ConfigModel):
+    path: str
+    """Directory on the node (models pre-staged on local disks)."""
+
+
+class HubSource(ConfigModel):
+    id: str
+    """Hugging Face model id, e.g. `Qwen/Qwen3-8B`, downloaded at startup."""
+    token_secret: str | None = None
+    """Entry of `secrets` holding the Hugging Face token (becomes `HF_TOKEN`)."""
+
+
+class ModelSource(ConfigModel):
+    """Where the weights come from: one volume (nfs, pvc, hostPath) or the hub."""
+
+    nfs: NfsVolume | None = None
+    """Read-only NFS export holding the weights."""
+    pvc: PvcVolume | None = None
+    """Read-only PersistentVolumeClaim holding the weights."""
+    host_path: HostPathVolume | None = None
+    """Directory on every node holding the weights."""
+    hub: HubSource | None = None
+    """Download from the Hugging Face hub at startup (no volume)."""
+    mount_path: str = "/models"
+    """Where the volume is mounted in the containers (read-only)."""
+    model: str | None = None
+    """Model directory relative to `mountPath` (volume sources)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ModelSource:
+        given = [k for k in ("nfs", "pvc", "host_path", "hub") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise invalid(
+                "exactly one of nfs, pvc, hostPath or hub must be given"
+                + (f" (found {', '.join(given)})" if given else ""),
+                "describe one source of the model weights",
+            )
+        if self.hub is None and not self.model:
+            raise invalid(
+                "`model` is required with a volume source", "set `model` to the model's directory under `mountPath`"
+            )
+        if not self.mount_path.startswith("/"):
+            raise invalid(f"mountPath `{self.mount_path}` is not absolute", "use an absolute path such as `/models`")
+        return self
+
+    @property
+    def model_path(self) -> str:
+        """What vLLM is told to serve: a path inside the container or a hub id."""
+        if self.hub is not None:
+            return self.hub.id
+        assert self.model is not None
+        return f"{self.mount_path.rstrip('/')}/{self.model.strip('/')}"
+
+
+class EngineConfig(ConfigModel):
+    """Typed vLLM engine arguments; anything else goes in `extraArgs`."""
+
+    tensor_parallel_size: Annotated[int, Field(ge=1)] | None = None
+    """`--tensor-parallel-size`. Default: GPUs per pod."""
+    pipeline_parallel_size: Annotated[int, Field(ge=1)] | None = None
+    """`--pipeline-parallel-size`. Default: nodes per replica."""
+    dtype: Literal["auto", "half", "float16", "bfloat16", "float", "float32"] | None = None
+    """`--dtype`."""
+    max_model_len: Annotated[int, Field(ge=1)] | None = None
+    """`--max-model-len`."""
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
+    """`--gpu-memory-utilization` (0-1)."""
+    trust_remote_code: bool = False
+    """`--trust-remote-code`."""
+    enforce_eager: bool = False
+    """`--enforce-eager`."""
+    tool_call_parser: str | None = None
+    """Enables tool calling: `--enable-auto-tool-choice --tool-call-parser <parser>`."""
+    rope_scaling: dict[str, Any] | None = None
+    """RoPE scaling, e.g. `{rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}`;
+    rendered as `--hf-overrides '{"rope_scaling": ...}'` (the old `--rope-scaling` flag is gone)."""
+    hf_overrides: dict[str, Any] = {}
+    """Further Hugging Face config overrides (`--hf-overrides`)."""
+    extra_args: tuple[str, ...] = ()
+    """Further `vllm serve` arguments, verbatim."""
+
+
+class ModelResources(ConfigModel):
+    """Per-pod resources; requests always equal limits so that gangs count what pods use."""
+
+    gpus: Annotated[int, Field(ge=0, le=64)] = 1
+    """GPUs per pod (per node for multi-node models)."""
+    gpu_resource: ResourceName | None = None
+    """GPU resource name. Default: `cluster.gpuResource`."""
+    cpu: Quantity
+    """CPU per pod, e.g. `12`."""
+    memory: Quantity
+    """Memory per pod, e.g. `64Gi`."""
+    devices: dict[ResourceName, Annotated[int, Field(ge=1)]] = {}
+    """Further device resources per pod, e.g. RDMA `{rdma/hca_cpta: 1}`."""
+
+
+class SecretRef(ConfigModel):
+    secret: str
+    """Entry of `secrets` whose value the variable takes (through a Kubernetes Secret)."""
+
+
+class FieldRef(ConfigModel):
+    field_path: Literal["status.podIP", "spec.nodeName", "metadata.name", "metadata.namespace"]
+    """Pod field the variable takes, e.g. `status.podIP`."""
+
+
+EnvValue = str | SecretRef | FieldRef
+
+
+class NetworkAttachment(ConfigModel):
+    name: DnsSubdomain
+    """NetworkAttachmentDefinition name."""
+    namespace: DnsLabel | None = None
+    """Its namespace. Default: the pod's."""
+    interface: str | None = None
+    """Interface name in the pod (e.g. `net1`)."""
+
+
+class TopologyConstraint(ConfigModel):
+    """Where one replica (one LWS group) may be placed in the network."""
+
+    mode: Literal["soft", "hard"] = "soft"
+    """`hard`: all pods of a replica inside one domain at or below the tier, else Pending.
+    `soft`: prefer the closest domain, spill over when it is full."""
+    highest_tier: Annotated[int, Field(ge=1)] | None = None
+    """Highest tier (1 = leaf) the replica may span."""
+    highest_tier_name: LabelKey | None = None
+    """The same, by tier label key (Volcano >= 1.14)."""
+
+    @model_validator(mode="after")
+    def _one_tier(self) -> TopologyConstraint:
+        if self.highest_tier is not None and self.highest_tier_name is not None:
+            raise invalid(
+                "highestTier and highestTierName are both set",
+                "give the tier either by number or by label key",
+            )
+        return self
+
+
+class StartupConfig(ConfigModel):
+    load_timeout_seconds: Annotated[int, Field(ge=30, le=24 * 3600)] = 1800
+    """Budget for loading the weights before the pod counts as failed (startupProbe on
+    `/health`; also raises `VLLM_ENGINE_READY_TIMEOUT_S`)."""
+    probe_period_seconds: Annotated[int, Field(ge=1, le=300)] = 10
+    """Period of the startup, readiness and liveness probes."""
+
+
+class RayConfig(ConfigModel):
+    port: Port = 6379
+    """Ray head port on the leader."""
+    group_timeout_seconds: Annotated[int, Field(ge=10, le=24 * 3600)] = 600
+    """How long the leader waits for all workers to join before failing (the group restarts)."""
+
+
+class RolloutConfig(ConfigModel):
+    max_unavailable: Annotated[int, Field(ge=0)] | str = 1
+    """Replicas that may be down during an update."""
+    max_surge: Annotated[int, Field(ge=0)] | str = 0
+    """Extra replicas during an update (each needs free GPUs)."""
+
+
+class ModelConfig(ConfigModel):
+    """One served model; the key names its workload (Deployment or LeaderWorkerSet)."""
+
+    tenant: str
+    """Tenant whose queue and namespace the model runs in."""
+    namespace: DnsLabel | None = None
+    """Namespace (one of the tenant's). Default: the tenant's first namespace."""
+    image: str
+    """vLLM image, with a tag or digest."""
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+    """Image pull policy of the containers."""
+    image_pull_secrets: tuple[str, ...] = ()
+    """Entries of `registries` to pull the image with."""
+    vllm_version: Annotated[str, Field(pattern=r"^v?\d+\.\d+(\.\d+)?$")] | None = None
+    """vLLM version in the image, for flag checks. Default: read from the image tag when it
+    starts with a version, else the current release."""
+    source: ModelSource
+    served_model_name: str | None = None
+    """`--served-model-name`. Default: the model key."""
+    engine: EngineConfig = EngineConfig()
+    """vLLM engine arguments."""
+    entrypoint: Literal["serve", "api-server"] = "serve"
+    """`serve` (`vllm serve`) or `api-server` (the older, deprecated module entrypoint)."""
+    port: Port = 8000
+    """HTTP port of the OpenAI-compatible server."""
+    env: dict[EnvName, EnvValue] = {}
+    """Environment variables: plain strings, `{secret: <name>}` or `{fieldPath: ...}`."""
+    resources: ModelResources
+    networks: tuple[NetworkAttachment, ...] = ()
+    """Secondary networks (Multus), e.g. RDMA NICs."""
+    shm_size_gi: Annotated[int, Field(ge=1, le=2048)] = 16
+    """Size of the `/dev/shm` memory volume in GiB (counts against the pod's memory)."""
+    seccomp_profile: Literal["RuntimeDefault", "Unconfined"] = "RuntimeDefault"
+    """Container seccomp profile; `Unconfined` only where a vendor runtime needs it."""
+    capabilities: tuple[str, ...] | None = None
+    """Added Linux capabilities. Default: `IPC_LOCK` when RDMA devices are requested."""
+    priority_class: str
+    """PriorityClass of the pods and their PodGroup."""
+    preemptable: bool = True
+    """Whether higher-priority work may evict these pods."""
+    replicas: Annotated[int, Field(ge=0, le=10_000)] = 1
+    """Replicas (LWS groups for multi-node models)."""
+    nodes_per_replica: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Nodes (pods) per replica; more than one makes a LeaderWorkerSet."""
+    topology: TopologyConstraint | None = None
+    """Network placement of each replica (multi-node models)."""
+    startup: StartupConfig = StartupConfig()
+    """Load budget and probe timing."""
+    ray: RayConfig = RayConfig()
+    """Ray cluster of a multi-node replica."""
+    rollout: RolloutConfig = RolloutConfig()
+    """Rolling-update limits of the Deployment or LeaderWorkerSet."""
+    service_name: str | None = None
+    """Name of the model's Service. Default: the model key (`<key>-leader` for multi-node
+    models, whose key is taken by the LWS headless Service)."""
+    node_selector: dict[LabelKey, LabelValue] = {}
+    """Node selector of the pods (e.g. a GPU model label)."""
+    tolerations: tuple[Toleration, ...] = ()
+    """Tolerations of the pods (e.g. for tainted GPU nodes)."""
+    labels: dict[LabelKey, LabelValue] = {}
+    """Extra labels on the workload and its pods."""
+    annotations: dict[str, str] = {}
+    """Extra pod annotations."""
+
+    @field_validator("service_name")
+    @classmethod
+    def _service_name(cls, value: str | None) -> str | None:
+        if value is not None and (problem := dns_1035_problem(value)):
+            raise invalid(f"service name `{value}` {problem}", "use a DNS-1035 label such as `qwen-8b`")
+        return value
+
+    @property
+    def multi_node(self) -> bool:
+        return self.nodes_per_replica > 1
+
+    @property
+    def tensor_parallel(self) -> int:
+        return self.engine.tensor_parallel_size or max(self.resources.gpus, 1)
+
+    @property
+    def pipeline_parallel(self) -> int:
+        return self.engine.pipeline_parallel_size or self.nodes_per_replica
+
+
+class RegistryCredential(ConfigModel):
+    """Credentials for a private registry; becomes a `kubernetes.io/dockerconfigjson` Secret."""
+
+    server: str
+    """Registry host, e.g. `10.8.17.100:60066`."""
+    username: str
+    """User name (or token name) to log in with."""
+    password_secret: str
+    """Entry of `secrets` holding the password or token."""

@@ -1,0 +1,159 @@
+"""Names that must be valid, unique or unreserved across the whole stack.
+
+Kubernetes object names are contracts (queue, class and service names are what workloads and
+users refer to), so collisions and reserved names are caught here rather than by the API server.
+"""
+
+from __future__ import annotations
+
+from config.errors import Problem, join_path
+from config.names import dns_1035_problem, dns_label_problem, dns_subdomain_problem
+from config.spec import PlatformSpec
+from config.upstream import LWS_NAME_MAX, LWS_NAMESPACE, RESERVED_QUEUES, VOLCANO_NAMESPACE
+
+RESERVED_NAMESPACES = frozenset(
+    {"default", "kube-system", "kube-public", "kube-node-lease", VOLCANO_NAMESPACE, LWS_NAMESPACE}
+)
+
+
+def check_names(spec: PlatformSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    config = spec.config
+    for name in config.tenants:
+        if problem := dns_label_problem(name):
+            problems.append(
+                Problem(
+                    join_path("tenants", name),
+                    f"tenant name `{name}` {problem}",
+                    "tenant names become namespace and queue names: use a DNS label such as `team-a`",
+                )
+            )
+    problems += _queue_names(spec)
+    problems += _namespaces(spec)
+    for name in config.models:
+        problem = dns_1035_problem(name, LWS_NAME_MAX)
+        if problem:
+            problems.append(
+                Problem(
+                    join_path("models", name),
+                    f"model name `{name}` {problem}",
+                    f"model names become Deployment/LeaderWorkerSet and Service names: use a "
+                    f"DNS-1035 label of at most {LWS_NAME_MAX} characters, e.g. `qwen3-8b`",
+                )
+            )
+    problems += _services(spec)
+    for name in config.priority_classes or {}:
+        problem = dns_subdomain_problem(name)
+        if problem or name.startswith("system-"):
+            problems.append(
+                Problem(
+                    join_path("priorityClasses", name),
+                    f"priority class name `{name}` " + (problem or "uses the `system-` prefix Kubernetes reserves"),
+                    "use a DNS subdomain such as `p0-critical`",
+                )
+            )
+    for section in ("registries", "secrets"):
+        for name in getattr(config, section):
+            if problem := dns_subdomain_problem(name):
+                problems.append(
+                    Problem(
+                        join_path(section, name),
+                        f"name `{name}` {problem}",
+                        "these names become Kubernetes Secret names: use a DNS subdomain",
+                    )
+                )
+    return problems
+
+
+def _queue_names(spec: PlatformSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    owners: dict[str, str] = {}
+    for tenant in spec.config.tenants:
+        queue = spec.config.tenants[tenant].queue_name(tenant)
+        path = join_path("tenants", tenant, "queue", "name")
+        if queue in RESERVED_QUEUES:
+            problems.append(
+                Problem(
+                    path,
+                    f"queue name `{queue}` is reserved: the scheduler creates `root` and "
+                    "`default` itself and creating them again fails",
+                    "choose another name (patch the default queue with `defaultQueue`)",
+                    got=queue,
+                )
+            )
+        elif queue in owners:
+            problems.append(
+                Problem(
+                    path,
+                    f"queue `{queue}` is also the queue of tenant `{owners[queue]}`",
+                    "give every tenant its own queue name",
+                    got=queue,
+                )
+            )
+        owners.setdefault(queue, tenant)
+    return problems
+
+
+def _namespaces(spec: PlatformSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    owners: dict[str, str] = {}
+    for tenant in spec.tenants.values():
+        for index, namespace in enumerate(tenant.namespaces):
+            path = join_path("tenants", tenant.name, "namespaces", index)
+            if namespace in RESERVED_NAMESPACES:
+                problems.append(
+                    Problem(
+                        path,
+                        f"namespace `{namespace}` is reserved for the system",
+                        "use a namespace of the tenant's own",
+                        got=namespace,
+                    )
+                )
+            elif namespace in owners:
+                problems.append(
+                    Problem(
+                        path,
+                        f"namespace `{namespace}` already belongs to tenant `{owners[namespace]}`",
+                        "give every tenant its own namespaces",
+                        got=namespace,
+                    )
+                )
+            owners.setdefault(namespace, tenant.name)
+    return problems
+
+
+def _services(spec: PlatformSpec) -> list[Problem]:
+    """Service names per namespace: the model Services and the LWS headless Services."""
+    problems: list[Problem] = []
+    taken: dict[tuple[str, str], str] = {}
+    claims: list[tuple[str, str, str, str]] = []  # namespace, name, model, path
+    for model in spec.models.values():
+        path = join_path("models", model.name)
+        claims.append((model.namespace, model.service_name, model.name, join_path(path, "serviceName")))
+        if model.multi_node:
+            # LWS creates a headless Service named exactly like the LeaderWorkerSet.
+            claims.append((model.namespace, model.name, model.name, path))
+    for namespace, name, model_name, path in claims:
+        key = (namespace, name)
+        if key in taken and taken[key] != model_name:
+            problems.append(
+                Problem(
+                    path,
+                    f"Service `{name}` in namespace `{namespace}` is also used by model "
+                    f"`{taken[key]}` (a multi-node model's LeaderWorkerSet owns a headless "
+                    "Service of its own name)",
+                    "set a distinct `serviceName`",
+                    got=name,
+                )
+            )
+        elif key in taken:
+            problems.append(
+                Problem(
+                    path,
+                    f"the model's Service `{name}` collides with its LeaderWorkerSet's headless Service",
+                    "choose another `serviceName`",
+                    got=name,
+                )
+            )
+        taken.setdefault(key, model_name)
+    return problems

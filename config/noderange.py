@@ -1,0 +1,56 @@
+"""Compact node-name ranges: `gpu-worker-[1-64]`, `rack[1-2]-node[01-16]`, `gpu-[1-4,7]`.
+
+Real clusters name nodes by pattern; listing 128 names by hand is how typos get in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+_MAX_EXPANSION = 100_000
+
+
+class RangeError(ValueError):
+    """A malformed range; the message says what and how to write it."""
+
+
+def _expand_bracket(body: str) -> list[str]:
+    values: list[str] = []
+    for part in body.split(","):
+        part = part.strip()
+        match = re.fullmatch(r"(\d+)-(\d+)", part)
+        if match:
+            low_text, high_text = match.groups()
+            low, high = int(low_text), int(high_text)
+            if high < low:
+                raise RangeError(f"range `{part}` runs backwards")
+            width = len(low_text) if low_text.startswith("0") and len(low_text) > 1 else 0
+            values.extend(str(n).zfill(width) for n in range(low, high + 1))
+        elif re.fullmatch(r"\d+", part):
+            values.append(part)
+        else:
+            raise RangeError(f"`[{body}]` is not a range")
+    return values
+
+
+def expand(pattern: str) -> list[str]:
+    """All names a pattern stands for, in order."""
+    if pattern.count("[") != pattern.count("]"):
+        raise RangeError("unbalanced brackets")
+    pieces = _BRACKET.split(pattern)
+    literals, brackets = pieces[0::2], pieces[1::2]
+    choices = [_expand_bracket(body) for body in brackets]
+    total = 1
+    for options in choices:
+        total *= len(options)
+    if total > _MAX_EXPANSION:
+        raise RangeError(f"expands to {total} names, more than {_MAX_EXPANSION}")
+    names = []
+    for combo in itertools.product(*choices):
+        name = literals[0]
+        for value, literal in zip(combo, literals[1:], strict=True):
+            name += value + literal
+        names.append(name)
+    return names

@@ -1,0 +1,72 @@
+"""Kubernetes resource quantities (`12`, `500m`, `64Gi`) as written in the stack file.
+
+The text is kept as the user wrote it (so rendered manifests read like the stack file) and parsed
+with the Kubernetes client's own parser whenever quotas and requests are compared.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from functools import lru_cache
+from typing import Annotated
+
+from kubernetes.utils.quantity import parse_quantity
+from pydantic import BeforeValidator, WithJsonSchema
+
+from config.base import invalid
+
+# The API server's own quantity grammar (also the CRDs' pattern); stricter than the parser below.
+_QUANTITY = re.compile(
+    r"^[+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+
+
+@lru_cache(maxsize=4096)
+def quantity_value(text: str) -> Decimal:
+    """The numeric value of a quantity string (bytes for memory, cores for cpu)."""
+    return Decimal(parse_quantity(text))
+
+
+def _to_quantity(value: object) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise invalid(
+            "quantity must be a number or a string such as `500m` or `64Gi`",
+            "write e.g. `cpu: 12` or `memory: 64Gi`",
+        )
+    text = str(value).strip() if isinstance(value, str) else format(value, "g")
+    try:
+        if not _QUANTITY.match(text):
+            raise ValueError(text)
+        amount = quantity_value(text)
+    except ValueError:
+        raise invalid(
+            f"`{value}` is not a Kubernetes quantity",
+            "use a number with an optional suffix (m, k, M, G, Ki, Mi, Gi, Ti), e.g. `64Gi`",
+        ) from None
+    if amount < 0:
+        raise invalid(f"`{value}` is negative", "use a quantity of zero or more")
+    return text
+
+
+Quantity = Annotated[
+    str,
+    BeforeValidator(_to_quantity),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "integer", "minimum": 0}, {"type": "number", "minimum": 0}, {"type": "string"}],
+            "description": "Kubernetes quantity, e.g. 12, 500m, 64Gi",
+        }
+    ),
+]
+"""A non-negative Kubernetes quantity; integers and strings are both accepted."""
+
+
+def format_amount(amount: Decimal) -> str:
+    """A compact rendering of a summed quantity for messages (`16`, `128Gi`, `1.5`)."""
+    for suffix, factor in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
+        if amount >= factor and amount % factor == 0:
+            return f"{amount // factor}{suffix}"
+    if amount == amount.to_integral_value():
+        return str(int(amount))
+    return format(amount.normalize(), "f")

@@ -1,0 +1,203 @@
+"""Checks of the scheduler policy and the Volcano version against what the stack uses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from config.errors import Problem, join_path
+from config.scheduler_policy import default_tiers, plugin_names, scheduler_conf
+from config.spec import PlatformSpec
+from config.upstream import (
+    BOOLEAN_PLUGIN_ARGUMENTS,
+    FLOOR_NETWORK_TOPOLOGY,
+    FLOOR_TIER_NAMES,
+    INTEGER_PLUGIN_ARGUMENTS,
+    QUEUE_PLUGINS,
+    REGISTERED_PLUGINS,
+    TOPOLOGY_PLUGIN,
+)
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+BASE = "volcano.scheduler"
+
+
+def check_scheduler(spec: PlatformSpec) -> list[Problem]:
+    volcano = spec.config.volcano
+    scheduler = volcano.scheduler
+    problems: list[Problem] = []
+    defaults = {entry["name"] for tier in default_tiers(volcano, spec.gpu_resource, spec.hierarchy) for entry in tier}
+    for name, settings in scheduler.plugins.items():
+        path = join_path(BASE, "plugins", name)
+        if name not in REGISTERED_PLUGINS:
+            problems.append(
+                Problem(
+                    path,
+                    f"`{name}` is not a registered scheduler plugin (it would be skipped)",
+                    "use one of: " + ", ".join(sorted(REGISTERED_PLUGINS)),
+                )
+            )
+            continue
+        if name not in defaults and settings.enabled and settings.tier is None:
+            problems.append(
+                Problem(path, f"`{name}` is not in the default policy, so it needs a tier", "add `tier: 2` (or 1)")
+            )
+        problems += _argument_types(name, settings.arguments, join_path(path, "arguments"))
+
+    conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy)
+    active = plugin_names(conf)
+    queue_plugins = [p for p in QUEUE_PLUGINS if p in active]
+    if len(queue_plugins) > 1:
+        problems.append(
+            Problem(
+                join_path(BASE, "plugins"),
+                "both `capacity` and `proportion` are enabled; they "
+                "compute queue shares differently and must not run together",
+                f"keep only `queuePlugin: {scheduler.queue_plugin}`",
+            )
+        )
+    elif not queue_plugins:
+        problems.append(
+            Problem(
+                join_path(BASE, "plugins", scheduler.queue_plugin),
+                "no queue plugin is enabled, so queue capabilities and shares are not enforced",
+                f"do not disable `{scheduler.queue_plugin}`",
+            )
+        )
+    has_parents = any(t.parent is not None for t in spec.tenants.values())
+    if has_parents and scheduler.queue_plugin == "proportion":
+        problems.append(
+            Problem(
+                join_path(BASE, "queuePlugin"),
+                "tenant queues have parents, but `proportion` ignores queue hierarchy",
+                "use `queuePlugin: capacity` (with hierarchy)",
+                got=scheduler.queue_plugin,
+            )
+        )
+    elif has_parents and scheduler.hierarchy is False:
+        problems.append(
+            Problem(
+                join_path(BASE, "hierarchy"),
+                "tenant queues have parents, but hierarchy is off",
+                "remove `hierarchy: false` (it defaults to on with parent queues)",
+                got=False,
+            )
+        )
+    for tier in conf["tiers"]:
+        for entry in tier["plugins"]:
+            if entry["name"] == "drf" and entry.get("enableHierarchy") and "proportion" in active:
+                problems.append(
+                    Problem(
+                        join_path(BASE, "plugins", "drf"),
+                        "drf with `enableHierarchy` conflicts with the proportion plugin",
+                        "drop drf's enableHierarchy, or use capacity",
+                    )
+                )
+    if scheduler.queue_plugin == "proportion":
+        for tenant in spec.tenants.values():
+            if tenant.config.queue.deserved:
+                problems.append(
+                    Problem(
+                        join_path("tenants", tenant.name, "queue", "deserved"),
+                        "`proportion` ignores deserved shares",
+                        "use `queuePlugin: capacity`, or use weight/capability",
+                        severity="warning",
+                    )
+                )
+    problems += _topology_plugin(spec, active)
+    return problems
+
+
+def _argument_types(plugin: str, arguments: Mapping[str, object], path: str) -> list[Problem]:
+    problems: list[Problem] = []
+    integer_keys = INTEGER_PLUGIN_ARGUMENTS.get(plugin, ())
+    boolean_keys = BOOLEAN_PLUGIN_ARGUMENTS.get(plugin, ())
+    for key, value in arguments.items():
+        arg_path = join_path(path, key)
+        wants_int = any(key == k or (k.endswith(".") and key.startswith(k)) for k in integer_keys)
+        if wants_int and (isinstance(value, bool) or not isinstance(value, int)):
+            problems.append(
+                Problem(
+                    arg_path,
+                    "the scheduler reads this argument as an integer",
+                    "write a whole number without quotes",
+                    got=value,
+                )
+            )
+        elif key in boolean_keys and not isinstance(value, bool):
+            problems.append(
+                Problem(
+                    arg_path,
+                    "the scheduler reads this argument as a boolean",
+                    "write true or false without quotes",
+                    got=value,
+                )
+            )
+        elif isinstance(value, str) and _NUMBER.match(value.strip()):
+            problems.append(
+                Problem(
+                    arg_path,
+                    "a quoted number is ignored by the scheduler",
+                    "write the number without quotes",
+                    got=value,
+                )
+            )
+    return problems
+
+
+def _topology_plugin(spec: PlatformSpec, active: list[str]) -> list[Problem]:
+    problems: list[Problem] = []
+    version = spec.config.volcano.version_tuple
+    constrained = [m.name for m in spec.models.values() if m.multi_node and m.config.topology]
+    uses_topology = spec.topology is not None and spec.topology.hyper_nodes != "none"
+    if (constrained or uses_topology) and version < FLOOR_NETWORK_TOPOLOGY:
+        problems.append(
+            Problem(
+                "volcano.version",
+                "network topologies (HyperNodes, PodGroup networkTopology) need Volcano >= 1.12",
+                "raise `volcano.version`, or remove the topology",
+                got=spec.config.volcano.version,
+            )
+        )
+    own_groups = [m.name for m in spec.models.values() if m.own_pod_group]
+    if own_groups and version < FLOOR_TIER_NAMES:
+        problems.append(
+            Problem(
+                "volcano.version",
+                f"multi-node models ({', '.join(own_groups)}) are gang-scheduled "
+                "per LWS group with PodGroup subGroupPolicy, which needs Volcano >= 1.14",
+                "raise `volcano.version` to 1.14 or later, or turn on `lws.gangScheduling` "
+                "(no topology constraints then)",
+                got=spec.config.volcano.version,
+            )
+        )
+    for model in spec.models.values():
+        constraint = model.config.topology
+        if constraint and constraint.highest_tier_name and version < FLOOR_TIER_NAMES:
+            problems.append(
+                Problem(
+                    join_path("models", model.name, "topology", "highestTierName"),
+                    "highestTierName needs Volcano >= 1.14",
+                    "use `highestTier` (a number)",
+                )
+            )
+    if constrained and TOPOLOGY_PLUGIN not in active:
+        problems.append(
+            Problem(
+                join_path(BASE, "networkTopology", "enabled"),
+                f"models {', '.join(constrained)} have topology constraints but the "
+                f"`{TOPOLOGY_PLUGIN}` plugin is off, so hard tiers are not enforced",
+                "enable the plugin",
+                severity="warning",
+            )
+        )
+    if constrained and spec.topology is not None and spec.topology.hyper_nodes == "none":
+        problems.append(
+            Problem(
+                "topology.hyperNodes",
+                f"models {', '.join(constrained)} have topology constraints but no HyperNodes describe the network",
+                "use `hyperNodes: discovery` or `explicit`",
+                severity="warning",
+            )
+        )
+    return problems

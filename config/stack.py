@@ -1,0 +1,48 @@
+"""The whole stack config: every top-level key of `Pulumi.<stack>.yaml` under `volcano-platform:`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import SecretStr
+
+from config.base import ConfigModel
+from config.cluster import ClusterConfig
+from config.lws import LwsConfig
+from config.models import ModelConfig, RegistryCredential
+from config.priority import PriorityClassConfig
+from config.tenants import DefaultQueuePatch, TenantConfig
+from config.topology import TopologyConfig
+from config.volcano import VolcanoConfig
+
+
+class StackConfig(ConfigModel):
+    """Configuration of one cluster. Keys are read from `volcano-platform:<key>`."""
+
+    cluster: ClusterConfig = ClusterConfig()
+    """Cluster identity, access and GPU resource name."""
+    volcano: VolcanoConfig = VolcanoConfig()
+    """The Volcano install and its scheduler policy."""
+    lws: LwsConfig = LwsConfig()
+    """The LeaderWorkerSet controller."""
+    topology: TopologyConfig | None = None
+    """Network topology of the GPU nodes. Omit on clusters without one (no node labels, no
+    HyperNodes, no placement checks)."""
+    priority_classes: dict[str, PriorityClassConfig] | None = None
+    """PriorityClasses keyed by name. Default: p0-critical, p1-high, p2-normal, p3-low."""
+    tenants: dict[str, TenantConfig] = {}
+    """Tenants keyed by name."""
+    default_queue: DefaultQueuePatch | None = None
+    """Patch of the scheduler-owned `default` queue."""
+    model_defaults: dict[str, Any] = {}
+    """Settings merged under every model (image, env, source...), so a stack states shared
+    values once. A model's own settings win; mappings merge key by key."""
+    models: dict[str, ModelConfig] = {}
+    """Served models keyed by workload name."""
+    registries: dict[str, RegistryCredential] = {}
+    """Private registry credentials keyed by the Secret name models refer to."""
+    secrets: dict[str, SecretStr] = {}
+    """Secret values (set with `pulumi config set --secret --path 'secrets.<name>'`)."""
+
+
+TOP_LEVEL_KEYS: tuple[str, ...] = tuple(info.alias or name for name, info in StackConfig.model_fields.items())

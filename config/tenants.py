@@ -1,0 +1,66 @@
+"""`tenants`: teams sharing the cluster, each with namespaces and a Volcano queue."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from config.base import ConfigModel
+from config.names import DnsLabel, DnsSubdomain, LabelKey, LabelValue, ResourceName
+from config.quantity import Quantity
+from config.upstream import QUEUE_WEIGHT_MAX
+
+ResourceList = dict[ResourceName, Quantity]
+
+
+class QueueConfig(ConfigModel):
+    """The tenant's Volcano Queue (`scheduling.volcano.sh/v1beta1`)."""
+
+    name: DnsSubdomain | None = None
+    """Queue name. Default: the tenant name."""
+    parent: str | None = None
+    """Parent tenant for hierarchical queues (needs the capacity plugin with hierarchy)."""
+    weight: Annotated[int, Field(ge=1, le=QUEUE_WEIGHT_MAX)] = 1
+    """Share of the cluster relative to sibling queues."""
+    capability: ResourceList = {}
+    """Hard upper limit per resource, e.g. `{nvidia.com/gpu: 64}`."""
+    deserved: ResourceList = {}
+    """Fair share the queue can reclaim when others borrowed it (capacity plugin)."""
+    guarantee: ResourceList = {}
+    """Resources reserved for the queue even when idle; needs `deserved` for each."""
+    reclaimable: bool = True
+    """Whether other queues may reclaim what this queue borrowed beyond its deserved share."""
+    priority: Annotated[int, Field(ge=0, le=2**31 - 1)] = 0
+    """Queue priority: higher-priority queues are served first."""
+    dequeue_strategy: Literal["fifo", "traverse"] = "traverse"
+    """How jobs leave the queue: strictly in order, or skipping jobs that cannot start yet."""
+
+
+class TenantConfig(ConfigModel):
+    """One tenant; the key is its name (a DNS label)."""
+
+    namespaces: tuple[DnsLabel, ...] | None = None
+    """Namespaces the tenant's workloads run in. Default: one named after the tenant. An empty
+    list makes the tenant a pure grouping queue (a parent of other tenants)."""
+    queue: QueueConfig = QueueConfig()
+    """The tenant's Volcano queue."""
+    labels: dict[LabelKey, LabelValue] = {}
+    """Extra labels on the tenant's namespaces."""
+
+    def namespace_names(self, tenant: str) -> tuple[str, ...]:
+        return (tenant,) if self.namespaces is None else self.namespaces
+
+    def queue_name(self, tenant: str) -> str:
+        return self.queue.name or tenant
+
+
+class DefaultQueuePatch(ConfigModel):
+    """Changes to the scheduler-owned `default` queue (it cannot be created or deleted)."""
+
+    weight: Annotated[int, Field(ge=1, le=QUEUE_WEIGHT_MAX)] | None = None
+    """Weight of the default queue."""
+    capability: ResourceList | None = None
+    """Cap for pods that name no queue; `{<gpu>: 0}` keeps them off the GPUs."""
+    reclaimable: bool | None = None
+    """Let tenant queues reclaim what the default queue borrowed."""

@@ -1,0 +1,162 @@
+"""Names and limits that Volcano, LeaderWorkerSet and vLLM define.
+
+They live in one place because both the config checks and the components rely on them, and a
+change upstream should be a change here only. Each value was read from the upstream source at the
+version named in `../shared/UPSTREAM.md`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- Volcano -----------------------------------------------------------------------------------
+
+VOLCANO_CHART: Final = "volcano"
+VOLCANO_REPOSITORY: Final = "https://volcano-sh.github.io/helm-charts"
+VOLCANO_DEFAULT_VERSION: Final = "1.15.0"
+VOLCANO_NAMESPACE: Final = "volcano-system"
+# Object names are prefixed with the release name, webhook names are not: one release per cluster.
+VOLCANO_RELEASE: Final = "volcano"
+VOLCANO_SCHEDULER_NAME: Final = "volcano"
+
+QUEUE_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
+PODGROUP_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
+HYPERNODE_API_VERSION: Final = "topology.volcano.sh/v1alpha1"
+
+# Queues the scheduler creates itself; creating them again fails, so they are only ever patched.
+RESERVED_QUEUES: Final = frozenset({"root", "default"})
+MAX_QUEUE_DEPTH: Final = 5  # below `root`
+QUEUE_WEIGHT_MAX: Final = 65535
+
+REGISTERED_ACTIONS: Final = frozenset(
+    {"enqueue", "allocate", "backfill", "preempt", "reclaim", "gangpreempt", "gangreclaim", "shuffle"}
+)
+REGISTERED_PLUGINS: Final = frozenset(
+    {
+        "drf",
+        "gang",
+        "deviceshare",
+        "predicates",
+        "priority",
+        "nodeorder",
+        "conformance",
+        "binpack",
+        "resource-strategy-fit",
+        "tdm",
+        "overcommit",
+        "sla",
+        "task-topology",
+        "numa-aware",
+        "cdp",
+        "rescheduling",
+        "usage",
+        "pdb",
+        "nodegroup",
+        "network-topology-aware",
+        "proportion",
+        "capacity",
+        "extender",
+        "resourcequota",
+    }
+)
+QUEUE_PLUGINS: Final = ("capacity", "proportion")
+TOPOLOGY_PLUGIN: Final = "network-topology-aware"
+
+# Boolean switches a plugin entry of volcano-scheduler.conf accepts besides `name` and `arguments`.
+PLUGIN_FLAGS: Final = (
+    "enableJobOrder",
+    "enableNamespaceOrder",
+    "enableHierarchy",
+    "enableJobReady",
+    "enableJobPipelined",
+    "enableTaskOrder",
+    "enablePreemptable",
+    "enableReclaimable",
+    "enablePreemptive",
+    "enableQueueOrder",
+    "EnabledClusterOrder",
+    "enablePredicate",
+    "enableBestNode",
+    "enableNodeOrder",
+    "enableTargetJob",
+    "enableReservedNodes",
+    "enableJobEnqueued",
+    "enabledVictim",
+    "enableJobStarving",
+    "enabledOverused",
+    "enabledAllocatable",
+    "enabledHyperNodeOrder",
+    "enabledSubJobReady",
+    "enabledSubJobPipelined",
+    "enabledSubJobOrder",
+    "enabledHyperNodeGradient",
+)
+
+# Argument types the scheduler parses strictly: a quoted number is ignored, a wrong type can crash.
+INTEGER_PLUGIN_ARGUMENTS: Final = {
+    "binpack": ("binpack.weight", "binpack.cpu", "binpack.memory", "binpack.resources."),
+    "network-topology-aware": (
+        "weight",
+        "hypernode.binpack.cpu",
+        "hypernode.binpack.memory",
+        "hypernode.binpack.resources.",
+    ),
+    "nodeorder": (
+        "nodeaffinity.weight",
+        "podaffinity.weight",
+        "leastrequested.weight",
+        "balancedresource.weight",
+        "mostrequested.weight",
+        "tainttoleration.weight",
+        "imagelocality.weight",
+    ),
+}
+BOOLEAN_PLUGIN_ARGUMENTS: Final = {
+    "network-topology-aware": ("hypernode.binpack.normal-pod.enable",),
+}
+
+# Feature floors (chart versions).
+FLOOR_NETWORK_TOPOLOGY: Final = (1, 12)  # HyperNode CRD, PodGroup networkTopology, the plugin
+FLOOR_TIER_NAMES: Final = (1, 14)  # HyperNode tierName, highestTierName, subGroupPolicy, hypernode.binpack.*
+
+# Label discovery (controller config).
+DISCOVERY_TYPE_NAME_MAX: Final = 20
+DISCOVERY_SOURCE_LABEL: Final = "volcano.sh/network-topology-source"
+HOSTNAME_LABEL: Final = "kubernetes.io/hostname"
+
+# Pod annotations and labels Volcano reads.
+QUEUE_ANNOTATION: Final = "scheduling.volcano.sh/queue-name"
+GROUP_NAME_ANNOTATION: Final = "scheduling.k8s.io/group-name"
+PREEMPTABLE_ANNOTATION: Final = "volcano.sh/preemptable"
+
+# --- LeaderWorkerSet -----------------------------------------------------------------------------
+
+LWS_CHART: Final = "oci://registry.k8s.io/lws/charts/lws"
+LWS_DEFAULT_VERSION: Final = "0.10.0"
+# The CRD conversion webhook hard-codes this namespace.
+LWS_NAMESPACE: Final = "lws-system"
+LWS_RELEASE: Final = "lws"
+LWS_API_VERSION: Final = "leaderworkerset.x-k8s.io/v1"
+LWS_NAME_LABEL: Final = "leaderworkerset.sigs.k8s.io/name"
+LWS_WORKER_INDEX_LABEL: Final = "leaderworkerset.sigs.k8s.io/worker-index"
+LWS_GROUP_INDEX_LABEL: Final = "leaderworkerset.sigs.k8s.io/group-index"
+# Kept well under 63 so that StatefulSet and revision names derived from it stay valid.
+LWS_NAME_MAX: Final = 40
+
+# --- vLLM --------------------------------------------------------------------------------------
+
+VLLM_CURRENT_VERSION: Final = (0, 33)
+# Flags that abort startup from the version given on.
+VLLM_REMOVED_FLAGS: Final = {
+    "--swap-space": ((0, 18), "drop it: the V1 engine never used swap space"),
+    "--rope-scaling": ((0, 11, 1), "use engine.ropeScaling, rendered as --hf-overrides"),
+    "--rope-theta": ((0, 11, 1), "use engine.hfOverrides: {rope_theta: ...}"),
+}
+VLLM_DEFAULT_READY_TIMEOUT_SECONDS: Final = 600
+
+# --- Kubernetes --------------------------------------------------------------------------------
+
+MULTUS_ANNOTATION: Final = "k8s.v1.cni.cncf.io/networks"
+WAIT_FOR_ANNOTATION: Final = "pulumi.com/waitFor"
+PATCH_FORCE_ANNOTATION: Final = "pulumi.com/patchForce"
+PRIORITY_VALUE_MAX: Final = 1_000_000_000  # user-defined classes; larger values are reserved

@@ -1,0 +1,200 @@
+"""`volcano`: the Volcano install and the scheduler policy it runs."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator
+
+from config.base import ConfigModel, invalid
+from config.names import ResourceName
+from config.quantity import Quantity
+from config.upstream import (
+    PLUGIN_FLAGS,
+    REGISTERED_ACTIONS,
+    VOLCANO_DEFAULT_VERSION,
+    VOLCANO_REPOSITORY,
+)
+
+ChartVersion = Annotated[str, Field(pattern=r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")]
+PluginFlag = Literal[PLUGIN_FLAGS]  # type: ignore[valid-type]
+ArgumentValue = int | float | bool | str
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """`1.15.0` / `v0.11.0-rc1` -> (1, 15, 0) for feature-floor comparisons."""
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", version)
+    if not match:
+        return (0,)
+    return tuple(int(part) for part in match.groups() if part is not None)
+
+
+class ComponentReplicas(ConfigModel):
+    """Replicas of the scheduler, controller and admission webhook."""
+
+    scheduler: Annotated[int, Field(ge=1, le=10)] = 1
+    """Scheduler replicas. More than one turns leader election on."""
+    controller: Annotated[int, Field(ge=1, le=10)] = 1
+    """Controller replicas. More than one turns leader election on."""
+    admission: Annotated[int, Field(ge=1, le=10)] = 1
+    """Admission webhook replicas."""
+
+
+class ResourceRequirements(ConfigModel):
+    """Requests and limits of one component."""
+
+    requests: dict[ResourceName, Quantity] = {}
+    """Requested resources, e.g. `{cpu: 500m, memory: 512Mi}`."""
+    limits: dict[ResourceName, Quantity] = {}
+    """Resource limits."""
+
+
+class ComponentResources(ConfigModel):
+    """Resources of the Volcano components."""
+
+    scheduler: ResourceRequirements | None = None
+    """Resources of the scheduler pod. Default: the chart's (none)."""
+    controller: ResourceRequirements | None = None
+    """Resources of the controller pod."""
+    admission: ResourceRequirements | None = None
+    """Resources of the admission webhook pod."""
+
+
+class Toleration(ConfigModel):
+    """A Kubernetes toleration."""
+
+    key: str | None = None
+    """Taint key (empty with `Exists` matches every taint)."""
+    operator: Literal["Exists", "Equal"] = "Equal"
+    """`Equal` compares the value, `Exists` only the key."""
+    value: str | None = None
+    """Taint value for `Equal`."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    """Taint effect to tolerate; unset tolerates all."""
+    toleration_seconds: int | None = None
+    """For `NoExecute`: how long the pod stays after the taint appears."""
+
+
+class BinpackConfig(ConfigModel):
+    """GPU binpacking: fill nodes before starting new ones, so whole nodes stay free for big gangs."""
+
+    enabled: bool = True
+    """Run the `binpack` plugin."""
+    weight: Annotated[int, Field(ge=1, le=100)] = 10
+    """`binpack.weight`: how much binpacking counts against the other node-order plugins."""
+    gpu: Annotated[int, Field(ge=0, le=100)] = 10
+    """Weight of the cluster's GPU resource (`binpack.resources.<gpu>`)."""
+    cpu: Annotated[int, Field(ge=0, le=100)] = 1
+    """`binpack.cpu`."""
+    memory: Annotated[int, Field(ge=0, le=100)] = 1
+    """`binpack.memory`."""
+    resources: dict[ResourceName, Annotated[int, Field(ge=0, le=100)]] = {}
+    """Further extended resources to pack, with their weights (e.g. RDMA devices)."""
+
+
+class NetworkTopologyPluginConfig(ConfigModel):
+    """The `network-topology-aware` plugin; without it hard topology tiers are not enforced."""
+
+    enabled: bool = True
+    """Run the plugin (needs Volcano >= 1.12)."""
+    weight: Annotated[int, Field(ge=1, le=100)] = 10
+    """Plugin `weight`."""
+    gpu: Annotated[int, Field(ge=0, le=100)] = 10
+    """HyperNode binpacking weight of the GPU resource (Volcano >= 1.14)."""
+    cpu: Annotated[int, Field(ge=0, le=100)] = 1
+    """`hypernode.binpack.cpu` (Volcano >= 1.14)."""
+    memory: Annotated[int, Field(ge=0, le=100)] = 1
+    """`hypernode.binpack.memory` (Volcano >= 1.14)."""
+
+
+class PluginSettings(ConfigModel):
+    """Override of one scheduler plugin, or a plugin to add."""
+
+    tier: Annotated[int, Field(ge=1, le=5)] | None = None
+    """Tier to place the plugin in. Required for plugins the default policy does not have."""
+    enabled: bool = True
+    """`false` removes the plugin from the policy."""
+    flags: dict[PluginFlag, bool] = {}
+    """Plugin switches such as `enablePreemptable`, merged over the defaults."""
+    arguments: dict[str, ArgumentValue] = {}
+    """Plugin arguments, merged over the defaults. Integers must be unquoted."""
+
+
+class ActionConfiguration(ConfigModel):
+    name: str
+    """Action the arguments are for (e.g. `allocate`)."""
+    arguments: dict[str, ArgumentValue] = {}
+    """Arguments of the action."""
+
+
+class SchedulerConfig(ConfigModel):
+    """The generated `volcano-scheduler.conf`."""
+
+    actions: tuple[str, ...] = ("enqueue", "allocate", "preempt", "reclaim", "backfill")
+    """Actions, run in order each cycle."""
+    queue_plugin: Literal["capacity", "proportion"] = "capacity"
+    """Queue-sharing plugin: `capacity` (deserved/capability/guarantee, hierarchy) or
+    `proportion` (weights; ignores deserved and parent). Never both."""
+    hierarchy: bool | None = None
+    """`enableHierarchy` on the capacity plugin. Default: on when any tenant queue has a parent."""
+    binpack: BinpackConfig = BinpackConfig()
+    """GPU binpacking plugin."""
+    network_topology: NetworkTopologyPluginConfig = NetworkTopologyPluginConfig()
+    """Network-topology-aware plugin."""
+    plugins: dict[str, PluginSettings] = {}
+    """Per-plugin overrides and additions, keyed by plugin name."""
+    configurations: tuple[ActionConfiguration, ...] = ()
+    """Action arguments (`configurations` in the scheduler conf)."""
+
+    @field_validator("actions")
+    @classmethod
+    def _known_actions(cls, actions: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [a for a in actions if a not in REGISTERED_ACTIONS]
+        if unknown:
+            raise invalid(
+                f"unknown action `{unknown[0]}`: the scheduler would reject the whole conf and "
+                "silently keep the previous one",
+                "use actions from: " + ", ".join(sorted(REGISTERED_ACTIONS)),
+            )
+        if len(set(actions)) != len(actions):
+            raise invalid("an action is listed twice", "list each action once")
+        if not actions:
+            raise invalid("no actions", "list at least `enqueue, allocate, backfill`")
+        return actions
+
+
+class VolcanoConfig(ConfigModel):
+    """`volcano`: chart, images, replicas and the scheduler policy."""
+
+    version: ChartVersion = VOLCANO_DEFAULT_VERSION
+    """Volcano Helm chart version (quote it)."""
+    repository: str = VOLCANO_REPOSITORY
+    """Helm repository serving the chart (a mirror for air-gapped clusters)."""
+    protect: bool = False
+    """Protect the release (and its namespace) from deletion. Uninstalling Volcano deletes its
+    CRDs and with them every Queue, PodGroup and HyperNode."""
+    image_registry: str | None = None
+    """Registry the Volcano images are pulled from. Default: the chart's (`docker.io`)."""
+    image_tag: str | None = None
+    """Image tag of all Volcano components. Default: the chart's."""
+    image_pull_secret: str | None = None
+    """Existing Secret in `volcano-system` used to pull the images."""
+    replicas: ComponentReplicas = ComponentReplicas()
+    """Replicas of the Volcano components."""
+    resources: ComponentResources = ComponentResources()
+    """Resources of the Volcano components."""
+    node_selector: dict[str, str] = {}
+    """Node selector for all Volcano components."""
+    tolerations: tuple[Toleration, ...] = ()
+    """Tolerations for all Volcano components."""
+    admission: bool = True
+    """Run the admission webhook (validates Queues, PodGroups and HyperNodes)."""
+    scheduler: SchedulerConfig = SchedulerConfig()
+    """The generated scheduler policy."""
+    values: dict[str, Any] = {}
+    """Extra chart values, merged over the generated ones (escape hatch)."""
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return version_tuple(self.version)

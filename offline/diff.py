@@ -1,0 +1,170 @@
+"""`diff`: what a change does to a stack, object by object, before anything is applied.
+
+Objects are matched by URN (the identity Pulumi uses), so a change that gives a resource a new
+name or namespace, or touches a field that cannot be updated in place, is reported as a
+*replacement*, the way `pulumi preview` would show it, not as an innocent update.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# Fields the Kubernetes API cannot update in place; pulumi-kubernetes replaces the object.
+IMMUTABLE_FIELDS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec.selector",),
+    "StatefulSet": ("spec.selector", "spec.serviceName", "spec.volumeClaimTemplates"),
+    "Service": ("spec.clusterIP",),
+    "Secret": ("type",),
+    "PersistentVolumeClaim": ("spec",),
+    "PriorityClass": ("value",),
+}
+
+
+@dataclass
+class Entry:
+    urn: str
+    file: str | None
+    text: str | None
+    options: dict[str, Any]
+
+
+@dataclass
+class DiffResult:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    replaced: list[tuple[str, str]] = field(default_factory=list)
+    removed: list[tuple[str, str]] = field(default_factory=list)
+    patches: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.replaced or self.removed)
+
+
+def load_render(directory: Path) -> dict[str, Entry]:
+    """URN -> entry for every file-backed resource of a render directory."""
+    index_file = directory / "resources.yaml"
+    entries: dict[str, Entry] = {}
+    if index_file.exists():
+        for item in yaml.safe_load(index_file.read_text()) or []:
+            file = item.get("file")
+            if not file:
+                continue
+            path = directory / file
+            entries[item["urn"]] = Entry(item["urn"], file, path.read_text() if path.exists() else None, item)
+        return entries
+    # A directory without an index (e.g. hand-made): match files by path.
+    for path in sorted(directory.rglob("*.yaml")):
+        rel = str(path.relative_to(directory))
+        entries[rel] = Entry(rel, rel, path.read_text(), {})
+    return entries
+
+
+def _get(data: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def _replacement_reason(old: Entry, new: Entry) -> str | None:
+    if old.file != new.file:
+        return f"identity changes ({old.file} -> {new.file})"
+    before = yaml.safe_load(old.text or "") or {}
+    after = yaml.safe_load(new.text or "") or {}
+    fields = list(IMMUTABLE_FIELDS.get(str(after.get("kind")), ()))
+    fields += list(new.options.get("replaceOnChanges", []))
+    for dotted in fields:
+        if _get(before, dotted) != _get(after, dotted):
+            return f"`{dotted}` cannot change in place"
+    return None
+
+
+def compare(old: dict[str, Entry], new: dict[str, Entry]) -> tuple[DiffResult, list[str]]:
+    """Summary of the differences and a unified diff per changed file."""
+    result = DiffResult()
+    hunks: list[str] = []
+    for urn in sorted(set(old) | set(new), key=lambda u: (new.get(u) or old[u]).file or u):
+        before, after = old.get(urn), new.get(urn)
+        if before is None and after is not None:
+            result.added.append(after.file or urn)
+            hunks += _unified(None, after)
+        elif after is None and before is not None:
+            kept = " (kept on the cluster: retainOnDelete)" if before.options.get("retainOnDelete") else ""
+            result.removed.append((before.file or urn, kept))
+            hunks += _unified(before, None)
+        elif before is not None and after is not None and (before.text != after.text or before.file != after.file):
+            reason = _replacement_reason(before, after)
+            if reason:
+                result.replaced.append((after.file or urn, reason))
+            else:
+                result.changed.append(after.file or urn)
+            hunks += _unified(before, after)
+    return result, hunks
+
+
+def _unified(before: Entry | None, after: Entry | None) -> list[str]:
+    old_lines = (before.text or "").splitlines(keepends=True) if before else []
+    new_lines = (after.text or "").splitlines(keepends=True) if after else []
+    old_name = f"a/{before.file}" if before else "/dev/null"
+    new_name = f"b/{after.file}" if after else "/dev/null"
+    return list(difflib.unified_diff(old_lines, new_lines, old_name, new_name))
+
+
+def summary_lines(result: DiffResult, title: str = "") -> list[str]:
+    lines = [title] if title else []
+    counts = (
+        f"{len(result.added)} added, {len(result.changed)} changed, "
+        f"{len(result.replaced)} replaced, {len(result.removed)} removed"
+    )
+    lines.append(counts if not result.empty else "no changes")
+    lines += [f"  + {f}" for f in result.added]
+    lines += [f"  ~ {f}" for f in result.changed]
+    lines += [f"  +- {f}: replaced, {why}" for f, why in result.replaced]
+    lines += [f"  - {f}{kept}" for f, kept in result.removed]
+    return lines
+
+
+def diff_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, str]:
+    result, hunks = compare(load_render(old_dir), load_render(new_dir))
+    text = "\n".join(summary_lines(result)) + "\n"
+    if hunks:
+        text += "\n" + "".join(h if h.endswith("\n") else h + "\n" for h in hunks)
+    return result, text
+
+
+def render_at_revision(project_dir: Path, revision: str, stack: str, out: Path) -> bool:
+    """Render `stack` with the program and stack file of a git revision. False when the stack
+    did not exist there (everything is then new)."""
+    with tempfile.TemporaryDirectory(prefix="vp-base-") as tmp:
+        tree = Path(tmp) / "tree"
+        tree.mkdir()
+        archive = subprocess.run(["git", "-C", str(project_dir), "archive", revision], capture_output=True, check=False)
+        if archive.returncode != 0:
+            raise RuntimeError(f"cannot read revision {revision}: {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+        if not (tree / f"Pulumi.{stack}.yaml").exists():
+            out.mkdir(parents=True, exist_ok=True)
+            return False
+        env = {**os.environ, "PYTHONPATH": str(tree)}
+        proc = subprocess.run(
+            [sys.executable, "-m", "offline", "render", "--stack", stack, "--out", str(out)],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"rendering {stack} at {revision} failed:\n{proc.stderr.strip()}")
+        return True

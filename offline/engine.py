@@ -1,0 +1,174 @@
+"""Run the unchanged Pulumi program in-process under Pulumi's mock runtime and record what it
+registers: types, names, inputs and resource options. No cluster, credentials or CLI needed.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import runpy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+
+from config import PROJECT, ConfigError, PlatformSpec
+from offline.stackfile import SECRET_PLACEHOLDER, StackFile
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+# How the SDK marks a secret value in deserialized properties.
+_SECRET_SIG = rpc._special_sig_key
+_SECRET_VALUE = rpc._special_secret_sig
+
+
+@dataclass
+class Registration:
+    urn: str
+    type: str
+    name: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    protect: bool = False
+    retain_on_delete: bool = False
+    delete_before_replace: bool = False
+    replace_on_changes: list[str] = field(default_factory=list)
+    dependencies: list[str] = field(default_factory=list)
+    provider: str = ""
+
+
+@dataclass
+class RunResult:
+    registrations: list[Registration]
+    outputs: dict[str, Any]
+    warnings: list[str]
+    duplicates: list[str]
+    spec: PlatformSpec | None
+    """The spec the program built (`__main__.spec`), for summaries and checks."""
+    config_error: ConfigError | None = None
+    """Set when the program stopped on invalid config (then nothing should be registered)."""
+
+
+class ProgramError(Exception):
+    """The program failed for a reason other than invalid config (a bug)."""
+
+
+def clean(value: Any) -> Any:
+    """Inputs as plain data: secrets become the placeholder, integral floats become ints (the
+    mock runtime hands every number over as a float)."""
+    if isinstance(value, dict):
+        if value.get(_SECRET_SIG) == _SECRET_VALUE:
+            return SECRET_PLACEHOLDER
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+class _Mocks(pulumi_mocks.Mocks):
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        return f"{args.name}-id", args.inputs
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[Any, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+class _RecordingMonitor(pulumi_mocks.MockMonitor):
+    """Records every registration with its options; remembers URNs registered twice (the stock
+    mock monitor silently overwrites them, the real engine refuses)."""
+
+    def __init__(self, mocks: pulumi_mocks.Mocks):
+        super().__init__(mocks)
+        self.registrations: dict[str, Registration] = {}
+        self.duplicates: list[str] = []
+        self.outputs: dict[str, Any] = {}
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        if request.type != STACK_TYPE:
+            urn = self.make_urn(request.parent, request.type, request.name)
+            if urn in self.registrations:
+                self.duplicates.append(urn)
+            self.registrations[urn] = Registration(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent,
+                custom=bool(request.custom),
+                inputs=clean(rpc.deserialize_properties(request.object, keep_unknowns=True)),
+                protect=bool(request.protect),
+                retain_on_delete=bool(request.retainOnDelete),
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                replace_on_changes=list(request.replaceOnChanges),
+                dependencies=sorted(set(request.dependencies)),
+                provider=request.provider,
+            )
+        return super().RegisterResource(request)
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802
+        if request.urn.split("::")[-2].endswith(STACK_TYPE):
+            self.outputs = clean(rpc.deserialize_properties(request.outputs))
+        return super().RegisterResourceOutputs(request)
+
+
+class _WarningLog(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _config_error(exc: BaseException) -> ConfigError | None:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConfigError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _run(project_dir: Path, stack: StackFile) -> RunResult:
+    mocks = _Mocks()
+    monitor = _RecordingMonitor(mocks)
+    logger = logging.getLogger(f"offline-engine-{id(monitor)}")
+    logger.propagate = False
+    handler = _WarningLog()
+    logger.addHandler(handler)
+    pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack.stack, preview=False, monitor=monitor, logger=logger)
+    pulumi.runtime.set_all_config(stack.pulumi_config, sorted(stack.secret_keys))
+
+    namespace: dict[str, Any] = {}
+
+    def program() -> None:
+        namespace.update(runpy.run_path(str(project_dir), run_name="__main__"))
+
+    config_error: ConfigError | None = None
+    try:
+        pulumi.runtime.test(program)()
+    except Exception as exc:
+        config_error = _config_error(exc)
+        if config_error is None:
+            raise ProgramError(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        logger.removeHandler(handler)
+    spec = namespace.get("spec")
+    return RunResult(
+        list(monitor.registrations.values()),
+        monitor.outputs,
+        handler.messages,
+        monitor.duplicates,
+        spec if isinstance(spec, PlatformSpec) else None,
+        config_error,
+    )
+
+
+def run_program(project_dir: Path, stack: StackFile) -> RunResult:
+    """Run `__main__.py` of `project_dir` for one stack, isolated from any earlier run in this
+    process (the SDK keeps its settings and root stack in context variables)."""
+    return contextvars.Context().run(_run, project_dir, stack)

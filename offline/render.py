@@ -1,0 +1,83 @@
+"""`render`: run a stack offline and write its manifests, Helm values, summary and picture.
+
+Layout of a render directory:
+  manifests/<Kind>[.<namespace>].<name>.yaml   one Kubernetes object each (patches: <Kind>Patch)
+  helm/<release>.yaml                           chart, repository, version, namespace, values
+  resources.yaml                                every registered resource: URN, file, options
+  summary.md, topology.svg
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.yaml_text import dump
+from config.spec import PlatformSpec
+from offline.engine import ProgramError, RunResult, run_program
+from offline.manifests import Rendered, from_registrations
+from offline.stackfile import StackFile, read_stack
+from offline.summary import render_summary
+from offline.svg import render_svg
+
+OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "topology.svg")
+
+
+@dataclass
+class StackRender:
+    stack: StackFile
+    spec: PlatformSpec
+    rendered: Rendered
+    run: RunResult
+
+
+def deep_sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: deep_sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [deep_sorted(v) for v in value]
+    return value
+
+
+def manifest_text(manifest: dict[str, Any]) -> str:
+    """Top-level keys in Kubernetes order, nested keys sorted, multi-line strings as blocks."""
+    return dump({key: deep_sorted(value) for key, value in manifest.items()})
+
+
+def render_stack(project_dir: Path, stack: str, config_file: Path | None = None) -> StackRender:
+    """Load and run one stack; raises ConfigError, StackFileError or ProgramError."""
+    stack_file = read_stack(project_dir, stack, config_file)
+    run = run_program(project_dir, stack_file)
+    if run.config_error is not None:
+        raise run.config_error
+    if run.duplicates:
+        raise ProgramError("resources registered twice (the real engine would refuse): " + ", ".join(run.duplicates))
+    if run.spec is None:
+        raise ProgramError("__main__.py did not leave a `spec` (PlatformSpec) behind")
+    return StackRender(stack_file, run.spec, from_registrations(run.registrations, run.outputs), run)
+
+
+def write_render(result: StackRender, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in OWNED:
+        target = out / name
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    rendered = result.rendered
+    for obj in rendered.objects:
+        path = out / obj.file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(manifest_text(obj.manifest))
+    for release in rendered.releases:
+        path = out / release.file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dump({k: deep_sorted(v) if k == "values" else v for k, v in release.data.items()}))
+    (out / "resources.yaml").write_text(yaml.safe_dump(rendered.index, sort_keys=False, width=120))
+    (out / "summary.md").write_text(render_summary(result.spec, rendered))
+    (out / "topology.svg").write_text(render_svg(result.spec))

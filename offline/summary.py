@@ -1,0 +1,157 @@
+"""`summary.md`: what a render contains, for a reviewer who has not read the stack file."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from config.scheduler_policy import scheduler_conf
+from config.spec import PlatformSpec
+from offline.demand import domain_demand
+from offline.manifests import Rendered
+
+
+def _quota(resources: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in resources.items()) or "-"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return lines
+
+
+def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
+    lines = [f"# Stack `{spec.stack}`: cluster `{spec.cluster_name}`", ""]
+    kinds = Counter(o.kind + (" (patch)" if o.patch else "") for o in rendered.objects)
+    lines += ["## Resources", ""]
+    lines += _table(["kind", "count"], [[k, str(n)] for k, n in sorted(kinds.items())])
+    lines += [
+        "",
+        f"{len(rendered.objects)} Kubernetes objects, {len(rendered.releases)} Helm release(s): "
+        + ", ".join(f"`{r.data['release']}` {r.data['chart']} {r.data['version']}" for r in rendered.releases),
+        "",
+    ]
+
+    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy)
+    lines += ["## Scheduler", "", f"- actions: `{conf['actions']}`"]
+    for index, tier in enumerate(conf["tiers"], start=1):
+        lines.append(f"- tier {index}: " + ", ".join(f"`{p['name']}`" for p in tier["plugins"]))
+    lines += [
+        f"- queue plugin: `{spec.config.volcano.scheduler.queue_plugin}`"
+        + (" with hierarchy" if spec.hierarchy else ""),
+        "",
+    ]
+
+    lines += ["## Tenants and quotas", ""]
+    rows = []
+    for t in spec.tenants.values():
+        q = t.config.queue
+        rows.append(
+            [
+                t.name,
+                t.queue_name,
+                t.parent_queue or "root",
+                ", ".join(t.namespaces) or "-",
+                str(q.weight),
+                "yes" if q.reclaimable else "no",
+                _quota(q.capability),
+                _quota(q.deserved),
+                _quota(q.guarantee),
+            ]
+        )
+    lines += _table(
+        ["tenant", "queue", "parent", "namespaces", "weight", "reclaimable", "capability", "deserved", "guarantee"],
+        rows,
+    )
+    lines += [
+        "",
+        "Priority classes: "
+        + ", ".join(
+            f"`{name}` ({pc.value}{', never preempts' if pc.preemption_policy == 'Never' else ''})"
+            for name, pc in sorted(spec.priority_classes.items(), key=lambda item: -item[1].value)
+        ),
+        "",
+    ]
+
+    lines += ["## Models", ""]
+    rows = []
+    for m in spec.models.values():
+        cfg = m.config
+        constraint = cfg.topology
+        wanted = (
+            "-"
+            if constraint is None
+            else (f"{constraint.mode}" + (f" <= tier {m.highest_tier}" if m.highest_tier else ""))
+        )
+        placement = spec.placements.get(m.name)
+        if placement is None:
+            where = "not checked"
+        elif placement.tier is None:
+            where = f"fits cluster ({placement.replicas_that_fit} replica slots)"
+        else:
+            where = f"fits tier {placement.tier} ({placement.replicas_that_fit} replica slots)"
+        rows.append(
+            [
+                m.name,
+                "LeaderWorkerSet" if m.multi_node else "Deployment",
+                f"{m.tenant}/{m.namespace}",
+                m.queue,
+                cfg.priority_class,
+                f"{cfg.replicas} x {cfg.nodes_per_replica}",
+                f"{cfg.resources.gpus} {m.gpu_resource}",
+                f"tp {cfg.tensor_parallel} x pp {cfg.pipeline_parallel}",
+                wanted,
+                where,
+            ]
+        )
+    lines += _table(
+        [
+            "model",
+            "kind",
+            "tenant/namespace",
+            "queue",
+            "priority",
+            "replicas x pods",
+            "GPUs/pod",
+            "parallelism",
+            "topology",
+            "placement",
+        ],
+        rows,
+    )
+    lines.append("")
+
+    if spec.topology is not None:
+        demand = domain_demand(spec)
+        lines += [
+            "## Topology",
+            "",
+            "Tiers (1 = closest): "
+            + ", ".join(f"{i} `{label}`" for i, label in enumerate(spec.topology.tiers, start=1))
+            + f"; HyperNodes: {spec.topology.hyper_nodes}.",
+            "",
+        ]
+        rows = []
+        for d in spec.topology.domains.values():
+            need = demand[d.name]
+            status = "short" if need.total > d.gpus else "ok"
+            rows.append(
+                [
+                    d.name,
+                    str(d.tier),
+                    d.parent or "-",
+                    str(d.node_count),
+                    str(d.gpus),
+                    str(need.hard),
+                    str(need.soft),
+                    status,
+                ]
+            )
+        lines += _table(
+            ["domain", "tier", "parent", "nodes", "GPUs", "hard GPUs planned", "soft GPUs planned", "status"], rows
+        )
+        lines.append("")
+
+    lines += ["## Warnings", ""]
+    lines += [f"- {w}" for w in spec.warnings] or ["None."]
+    return "\n".join(lines) + "\n"
