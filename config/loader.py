@@ -57,7 +57,7 @@ def load_raw(raw: Mapping[str, Any], stack: str, plaintext_secrets: Collection[s
     """
     problems: list[Problem] = []
     # An empty mapping means "not set": it is how Pulumi.yaml declares optional keys.
-    data = {k: v for k, v in raw.items() if not (isinstance(v, Mapping) and not v)}
+    data = {k: v for k, v in raw.items() if not (k in TOP_LEVEL_KEYS and isinstance(v, Mapping) and not v)}
     data = _apply_model_defaults(data, problems)
     try:
         config = StackConfig.model_validate_json(json.dumps(data, default=str))
@@ -83,13 +83,21 @@ def load_raw(raw: Mapping[str, Any], stack: str, plaintext_secrets: Collection[s
     return dataclasses.replace(spec, warnings=tuple(warnings_of(problems)))
 
 
+def _project_keys() -> set[str]:
+    """Every `volcano-platform:<key>` the engine passed, so unknown keys are reported too."""
+    from pulumi.runtime import config as runtime_config
+
+    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    return {key.split(":", 1)[1] for key in keys if key.startswith(f"{PROJECT}:")}
+
+
 def load_from_pulumi() -> PlatformSpec:
-    """Read `volcano-platform:<key>` for every top-level key from the running Pulumi program."""
+    """Read every `volcano-platform:<key>` from the running Pulumi program and load it."""
     import pulumi
     from pulumi.runtime import get_config, is_config_secret
 
     raw: dict[str, Any] = {}
-    for key in TOP_LEVEL_KEYS:
+    for key in sorted(_project_keys() | set(TOP_LEVEL_KEYS)):
         value = get_config(f"{PROJECT}:{key}")
         if value is None:
             continue

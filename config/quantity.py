@@ -7,7 +7,7 @@ with the Kubernetes client's own parser whenever quotas and requests are compare
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from functools import lru_cache
 from typing import Annotated
 
@@ -20,6 +20,9 @@ from config.base import invalid
 _QUANTITY = re.compile(
     r"^[+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 )
+
+
+MAX_AMOUNT = Decimal(2**63 - 1)
 
 
 @lru_cache(maxsize=4096)
@@ -46,6 +49,8 @@ def _to_quantity(value: object) -> str:
         ) from None
     if amount < 0:
         raise invalid(f"`{value}` is negative", "use a quantity of zero or more")
+    if amount > MAX_AMOUNT:
+        raise invalid(f"`{value}` is larger than Kubernetes can represent", "use a realistic quantity")
     return text
 
 
@@ -63,10 +68,12 @@ Quantity = Annotated[
 
 
 def format_amount(amount: Decimal) -> str:
-    """A compact rendering of a summed quantity for messages (`16`, `128Gi`, `1.5`)."""
-    for suffix, factor in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
-        if amount >= factor and amount % factor == 0:
-            return f"{amount // factor}{suffix}"
-    if amount == amount.to_integral_value():
-        return str(int(amount))
-    return format(amount.normalize(), "f")
+    """A compact rendering of a summed quantity (`16`, `128Gi`, `1.5`), valid as a quantity."""
+    with localcontext() as context:
+        context.prec = 60  # enough for any quantity the API server accepts
+        for suffix, factor in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
+            if amount >= factor and amount % factor == 0:
+                return f"{amount // factor}{suffix}"
+        if amount == amount.to_integral_value():
+            return str(int(amount))
+        return format(amount.normalize(), "f")

@@ -120,7 +120,9 @@ def reference_markdown() -> str:
         _rows(node, key, defs, False, rows, {})
         lines += [f"## `{PROJECT}:{key}`", "", rows[0][3], ""]
         lines += ["| key | type | default | description |", "|---|---|---|---|"]
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") if i != 1 else cell for i, cell in enumerate(row)) + " |"
-                  for row in rows[1:]]
+        lines += [
+            "| " + " | ".join(cell.replace("|", "\\|") if i != 1 else cell for i, cell in enumerate(row)) + " |"
+            for row in rows[1:]
+        ]
         lines.append("")
     return "\n".join(lines)

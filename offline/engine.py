@@ -86,7 +86,6 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.registrations: dict[str, Registration] = {}
         self.duplicates: list[str] = []
-        self.outputs: dict[str, Any] = {}
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         if request.type != STACK_TYPE:
@@ -108,11 +107,6 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 provider=request.provider,
             )
         return super().RegisterResource(request)
-
-    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802
-        if request.urn.split("::")[-2].endswith(STACK_TYPE):
-            self.outputs = clean(rpc.deserialize_properties(request.outputs))
-        return super().RegisterResourceOutputs(request)
 
 
 class _WarningLog(logging.Handler):
@@ -144,9 +138,15 @@ def _run(project_dir: Path, stack: StackFile) -> RunResult:
     pulumi.runtime.set_all_config(stack.pulumi_config, sorted(stack.secret_keys))
 
     namespace: dict[str, Any] = {}
+    outputs: dict[str, Any] = {}
 
-    def program() -> None:
+    def program() -> pulumi.Output[None]:
         namespace.update(runpy.run_path(str(project_dir), run_name="__main__"))
+        # The mock runtime finishes the root stack before the program runs, so exports never
+        # reach the monitor; resolve them here instead.
+        root = pulumi.runtime.get_root_resource()
+        exported = getattr(root, "outputs", {}) or {}
+        return pulumi.Output.from_input(exported).apply(lambda values: outputs.update(clean(values)))
 
     config_error: ConfigError | None = None
     try:
@@ -160,7 +160,7 @@ def _run(project_dir: Path, stack: StackFile) -> RunResult:
     spec = namespace.get("spec")
     return RunResult(
         list(monitor.registrations.values()),
-        monitor.outputs,
+        outputs,
         handler.messages,
         monitor.duplicates,
         spec if isinstance(spec, PlatformSpec) else None,

@@ -1,0 +1,264 @@
+"""The offline engine: the real program under Pulumi's mock runtime, stable output, diff, check."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from offline.__main__ import main
+from offline.diff import diff_dirs
+from offline.engine import ProgramError, clean, run_program
+from offline.manifests import RenderedObject
+from offline.render import render_stack, write_render
+from offline.schemas import validate_objects
+from offline.stackfile import read_stack
+from tests.conftest import PROJECT_DIR, STACKS, mutate, requires_upstream, stack_raw, write_stack
+
+
+def _tree(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_stack_runs_under_the_mock_runtime(stack: str, committed_render: Any) -> None:
+    result = committed_render(stack)
+    assert result.rendered.objects and result.rendered.releases
+    assert not result.run.duplicates
+    assert result.run.outputs["cluster"] == result.spec.cluster_name
+
+
+def test_render_writes_the_documented_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", "--stack", "dev", "--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "helm",
+        "manifests",
+        "resources.yaml",
+        "summary.md",
+        "topology.svg",
+    ]
+    assert (tmp_path / "helm" / "volcano.yaml").exists()
+    for path in (tmp_path / "manifests").iterdir():
+        manifest = yaml.safe_load(path.read_text())
+        assert list(manifest)[:3] == ["apiVersion", "kind", "metadata"], path
+    assert "rendered stack dev" in capsys.readouterr().out
+
+
+def test_two_renders_are_byte_identical(tmp_path: Path) -> None:
+    for out in ("a", "b"):
+        write_render(render_stack(PROJECT_DIR, "aicloud-a"), tmp_path / out)
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+
+
+def test_rerender_removes_stale_files(tmp_path: Path) -> None:
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "Stale.yaml").write_text("x")
+    write_render(render_stack(PROJECT_DIR, "dev"), tmp_path)
+    assert not (tmp_path / "manifests" / "Stale.yaml").exists()
+
+
+def test_integers_stay_integers_and_secrets_are_hidden(tmp_path: Path) -> None:
+    assert clean(
+        {
+            "a": 2.0,
+            "b": [1.5, 3.0],
+            "s": {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": "hunter2"},
+        }
+    ) == {"a": 2, "b": [1.5, 3], "s": "[secret]"}
+    result = render_stack(PROJECT_DIR, "aicloud-a")
+    pod_group = result.rendered.find("PodGroup", "qwen2-72b-tenanta", "a01").manifest
+    assert pod_group["spec"]["minMember"] == 2 and isinstance(pod_group["spec"]["minMember"], int)
+
+
+def test_a_changed_value_shows_up_as_exactly_that_objects_change(tmp_path: Path, render_raw: Any) -> None:
+    raw = stack_raw("aicloud-a")
+    write_render(render_raw(raw), tmp_path / "old")
+    write_render(render_raw(mutate(raw, lambda r: r["tenants"]["tenantb"]["queue"].update(weight=3))), tmp_path / "new")
+    result, text = diff_dirs(tmp_path / "old", tmp_path / "new")
+    assert result.changed == ["manifests/Queue.tenantb.yaml"]
+    assert not (result.added or result.removed or result.replaced)
+    assert "-    weight: 1\n" in text.replace("  weight", "    weight") or "-  weight: 1" in text
+    assert "+  weight: 3" in text
+
+
+def test_diff_reports_replacements_and_exit_codes(tmp_path: Path, render_raw: Any) -> None:
+    raw = stack_raw("aicloud-a")
+    write_render(render_raw(raw), tmp_path / "old")
+    moved = mutate(raw, lambda r: r["models"]["qwen8b-preemptor"].update(namespace="a02"))
+    moved["tenants"]["tenanta"]["namespaces"] = ["a01", "a02"]
+    write_render(render_raw(moved), tmp_path / "new")
+    result, _ = diff_dirs(tmp_path / "old", tmp_path / "new")
+    replaced = dict(result.replaced)
+    assert "manifests/Deployment.a02.qwen8b-preemptor.yaml" in replaced
+    assert "identity changes" in replaced["manifests/Deployment.a02.qwen8b-preemptor.yaml"]
+    assert "manifests/Namespace.a02.yaml" in result.added
+    assert main(["diff", str(tmp_path / "old"), str(tmp_path / "new")]) == 1
+    assert main(["diff", str(tmp_path / "old"), str(tmp_path / "old")]) == 0
+    assert main(["diff", str(tmp_path / "old"), str(tmp_path / "missing")]) == 2
+
+
+def test_diff_flags_immutable_field_changes_as_replacements(tmp_path: Path) -> None:
+    write_render(render_stack(PROJECT_DIR, "dev"), tmp_path / "old")
+    shutil.copytree(tmp_path / "old", tmp_path / "new")
+    path = tmp_path / "new" / "manifests" / "PriorityClass.p2-normal.yaml"
+    path.write_text(path.read_text().replace("value: 10000", "value: 20000"))
+    result, _ = diff_dirs(tmp_path / "old", tmp_path / "new")
+    assert [f for f, _ in result.replaced] == ["manifests/PriorityClass.p2-normal.yaml"]
+
+
+def test_duplicate_urns_are_rejected(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text("name: volcano-platform\nruntime: python\n")
+    (project / "Pulumi.dup.yaml").write_text("config: {}\n")
+    (project / "__main__.py").write_text(
+        "import pulumi_kubernetes as k8s\n"
+        "k8s.core.v1.Namespace('same', metadata={'name': 'a'})\n"
+        "k8s.core.v1.Namespace('same', metadata={'name': 'b'})\n"
+    )
+    run = run_program(project, read_stack(project, "dup"))
+    assert run.duplicates == [
+        "urn:pulumi:dup::volcano-platform::pulumi:pulumi:Stack$kubernetes:core/v1:Namespace::same"
+    ]
+    with pytest.raises(ProgramError, match="registered twice"):
+        render_stack(project, "dup")
+
+
+def test_program_bugs_are_not_mistaken_for_config_errors(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text("name: volcano-platform\nruntime: python\n")
+    (project / "Pulumi.bug.yaml").write_text("config: {}\n")
+    (project / "__main__.py").write_text("raise KeyError('oops')\n")
+    with pytest.raises(ProgramError, match="KeyError"):
+        run_program(project, read_stack(project, "bug"))
+
+
+def test_secure_values_become_secret_placeholders(tmp_path: Path) -> None:
+    raw = stack_raw("dev")
+    path = write_stack(tmp_path / "Pulumi.s.yaml", raw)
+    data = yaml.safe_load(path.read_text())
+    data["config"]["volcano-platform:secrets"] = {"hf-token": {"secure": "v1:abc"}}
+    data["config"]["volcano-platform:models"]["qwen3-0-6b"]["source"]["hub"]["tokenSecret"] = "hf-token"
+    path.write_text(yaml.safe_dump(data))
+    stack = read_stack(PROJECT_DIR, "s", path)
+    assert "volcano-platform:secrets" in stack.secret_keys and stack.plaintext_secrets == []
+    secret = render_stack(PROJECT_DIR, "s", path).rendered.find("Secret", "hf-token", "team-a")
+    assert secret.manifest["stringData"] == "[secret]"
+
+
+@requires_upstream
+def test_check_fails_on_objects_that_violate_their_schemas() -> None:
+    broken = [
+        RenderedObject(
+            "u1",
+            "kubernetes:scheduling.volcano.sh/v1beta1:PodGroup",
+            "PodGroup.a.broken.yaml",
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": "broken", "namespace": "a"},
+                "spec": {"minMember": "two", "queueName": "q"},
+            },
+        ),
+        RenderedObject(
+            "u2",
+            "kubernetes:topology.volcano.sh/v1alpha1:HyperNode",
+            "HyperNode.two-selectors.yaml",
+            {
+                "apiVersion": "topology.volcano.sh/v1alpha1",
+                "kind": "HyperNode",
+                "metadata": {"name": "two-selectors"},
+                "spec": {
+                    "tier": 1,
+                    "members": [
+                        {"type": "Node", "selector": {"exactMatch": {"name": "n1"}, "regexMatch": {"pattern": "n.*"}}}
+                    ],
+                },
+            },
+        ),
+        RenderedObject(
+            "u3",
+            "kubernetes:apps/v1:Deployment",
+            "Deployment.a.d.yaml",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "d", "namespace": "a"},
+                "spec": {
+                    "selector": {"matchLabels": {"a": "b"}},
+                    "template": {
+                        "metadata": {"labels": {"a": "b"}},
+                        "spec": {"containers": [{"name": "c", "image": "i:1", "gpus": 8}]},
+                    },
+                },
+            },
+        ),
+    ]
+    report = validate_objects(broken, "1.33")
+    messages = {issue.file: issue.message for issue in report.issues}
+    assert "'two' is not of type 'integer'" in str([i for i in report.issues if i.file == "PodGroup.a.broken.yaml"])
+    assert any("queueName" in i.message for i in report.issues), "unknown fields would be pruned silently"
+    assert "Only one of ExactMatch, RegexMatch, or LabelMatch" in messages["HyperNode.two-selectors.yaml"]
+    assert "gpus" in messages["Deployment.a.d.yaml"]
+    assert report.checked == 3
+
+
+def test_check_command_passes_the_committed_stacks(capsys: pytest.CaptureFixture[str]) -> None:
+    for stack in STACKS:
+        assert main(["check", "--stack", stack]) == 0, capsys.readouterr().out
+    assert "check passed" in capsys.readouterr().out
+
+
+def test_check_command_exit_code_on_invalid_config(tmp_path: Path) -> None:
+    path = write_stack(tmp_path / "Pulumi.bad.yaml", mutate(stack_raw("dev"), lambda r: r.update(tenant={})))
+    assert main(["check", "--stack", "bad", "--config-file", str(path)]) == 2
+
+
+def test_diff_against_a_git_revision(tmp_path: Path) -> None:
+    """Renders the stack at HEAD of a clone and in its working tree, and compares them."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(PROJECT_DIR), str(clone)], check=True)
+    if not (clone / "Pulumi.dev.yaml").exists():
+        pytest.skip("the committed history has no dev stack yet")
+    stack_file = clone / "Pulumi.dev.yaml"
+    stack_file.write_text(stack_file.read_text().replace("maxModelLen: 8192", "maxModelLen: 4096"))
+    env = {**os.environ, "PYTHONPATH": str(clone)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "offline", "diff", "--stack", "dev", "--base", "HEAD"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "stack dev: HEAD -> working tree" in proc.stdout
+    assert "  ~ manifests/Deployment.team-a.qwen3-0-6b.yaml" in proc.stdout
+    assert "+        - '4096'" in proc.stdout
+    subprocess.run(["git", "-C", str(clone), "checkout", "-q", "--", "Pulumi.dev.yaml"], check=True)
+    same = subprocess.run(
+        [sys.executable, "-m", "offline", "diff", "--stack", "dev", "--base", "HEAD"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "no changes" in same.stdout
+
+
+def test_committed_stack_renders_match_their_files_byte_for_byte(tmp_path: Path) -> None:
+    """The CLI and the library produce the same directory."""
+    write_render(render_stack(PROJECT_DIR, "dev"), tmp_path / "lib")
+    assert main(["render", "--stack", "dev", "--out", str(tmp_path / "cli")]) == 0
+    comparison = filecmp.dircmp(tmp_path / "lib", tmp_path / "cli")
+    assert not comparison.diff_files and not comparison.left_only and not comparison.right_only
