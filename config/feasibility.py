@@ -70,6 +70,7 @@ def plan_placements(spec: PlatformSpec) -> tuple[dict[str, Placement], list[Prob
     if topology is None:
         return placements, problems
     capacity = _Capacity(topology)
+    planned: dict[str, int] = {}  # GPUs planned per domain so far, across models
     for model in spec.models.values():
         if model.gpus_per_pod == 0 or model.config.replicas == 0:
             continue
@@ -85,7 +86,7 @@ def plan_placements(spec: PlatformSpec) -> tuple[dict[str, Placement], list[Prob
                 )
             )
             continue
-        placement, found = _place(model, topology, capacity, path)
+        placement, found = _place(model, topology, capacity, path, planned)
         placements[model.name] = placement
         problems += found
     return placements, problems
@@ -103,7 +104,9 @@ def _tier_label(topology: Topology, tier: int) -> str:
     return f"tier {tier} ({topology.tiers[tier - 1]})"
 
 
-def _place(model: ModelSpec, topology: Topology, capacity: _Capacity, path: str) -> tuple[Placement, list[Problem]]:
+def _place(
+    model: ModelSpec, topology: Topology, capacity: _Capacity, path: str, planned: dict[str, int]
+) -> tuple[Placement, list[Problem]]:
     replicas = model.config.replicas
     constraint = model.config.topology if model.multi_node else None
     problems: list[Problem] = []
@@ -137,7 +140,7 @@ def _place(model: ModelSpec, topology: Topology, capacity: _Capacity, path: str)
         assert model.highest_tier is not None
         tier = model.highest_tier
         total, slots = capacity.replicas_at(tier, model)
-        placement = Placement(model.name, "hard", tier, replicas, total, _plan(topology, model, slots))
+        placement = Placement(model.name, "hard", tier, replicas, total, _plan(topology, model, slots, planned))
         if total == 0:
             best, best_pods = _best_domain(capacity, tier, model)
             problems.append(
@@ -167,7 +170,7 @@ def _place(model: ModelSpec, topology: Topology, capacity: _Capacity, path: str)
     for tier in range(1, topology.top_tier + 1):
         total, slots = capacity.replicas_at(tier, model)
         if total >= replicas:
-            placement = Placement(model.name, "soft", tier, replicas, total, _plan(topology, model, slots))
+            placement = Placement(model.name, "soft", tier, replicas, total, _plan(topology, model, slots, planned))
             if tier > 1:
                 problems.append(
                     Problem(
@@ -207,23 +210,36 @@ def _best_domain(capacity: _Capacity, tier: int, model: ModelSpec) -> tuple[str,
     return best[0].name, best[1]
 
 
-def _plan(topology: Topology, model: ModelSpec, slots: list[tuple[Domain, int]]) -> dict[str, int]:
-    """Greedy: fill the roomiest domains first; credit each domain and its ancestors."""
-    planned: dict[str, int] = defaultdict(int)
-    remaining = model.config.replicas
+def _plan(
+    topology: Topology, model: ModelSpec, slots: list[tuple[Domain, int]], planned: dict[str, int]
+) -> dict[str, int]:
+    """Greedy plan for the picture: fill the domains with the most room left after the models
+    planned before this one; what fits nowhere goes to the roomiest domain anyway (and shows up
+    as a shortage). Each domain and its ancestors are credited."""
     gpus_per_replica = model.pods_per_replica * model.gpus_per_pod
-    for domain, slot_count in slots:
-        if remaining <= 0:
-            break
-        take = min(remaining, slot_count)
-        if take <= 0:
-            continue
-        remaining -= take
-        name: str | None = domain.name
-        while name is not None:
-            planned[name] += take * gpus_per_replica
-            name = topology.domains[name].parent
-    return dict(planned)
+
+    def room(domain: Domain, slot_count: int) -> int:
+        free = max(domain.gpus - planned.get(domain.name, 0), 0)
+        return min(slot_count, free // gpus_per_replica)
+
+    mine: dict[str, int] = defaultdict(int)
+    remaining = model.config.replicas
+    for domain, slot_count in sorted(slots, key=lambda item: -room(*item)):
+        take = min(remaining, room(domain, slot_count))
+        if take > 0:
+            remaining -= take
+            _credit(topology, domain.name, take * gpus_per_replica, mine)
+    if remaining > 0 and slots:
+        _credit(topology, max(slots, key=lambda item: item[1])[0].name, remaining * gpus_per_replica, mine)
+    for name, gpus in mine.items():
+        planned[name] = planned.get(name, 0) + gpus
+    return dict(mine)
+
+
+def _credit(topology: Topology, name: str | None, gpus: int, planned: dict[str, int]) -> None:
+    while name is not None:
+        planned[name] += gpus
+        name = topology.domains[name].parent
 
 
 def check_queue_capacity(spec: PlatformSpec) -> list[Problem]:

@@ -14,6 +14,7 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 from config.base import invalid
+from config.upstream import LWS_NAME_MAX
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -110,4 +111,46 @@ ResourceName = Annotated[
 EnvName = Annotated[
     str,
     AfterValidator(_checked(env_name_problem, "variable name", "use a name such as `NCCL_SOCKET_IFNAME`")),
+]
+
+
+def _priority_class_problem(value: str) -> str | None:
+    if value.startswith("system-"):
+        return "uses the `system-` prefix Kubernetes reserves"
+    return dns_subdomain_problem(value)
+
+
+# Names of entries the stack file keys by name; each becomes a Kubernetes object name.
+TenantName = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            dns_label_problem,
+            "tenant name",
+            "tenant names become namespace and queue names: use a DNS label such as `team-a`",
+        )
+    ),
+]
+ModelName = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            lambda value: dns_1035_problem(value, LWS_NAME_MAX),
+            "model name",
+            "model names become Deployment, LeaderWorkerSet and Service names: use a DNS-1035 label of "
+            f"at most {LWS_NAME_MAX} characters, e.g. `qwen3-8b`",
+        )
+    ),
+]
+PriorityClassName = Annotated[
+    str,
+    AfterValidator(
+        _checked(_priority_class_problem, "priority class name", "use a DNS subdomain such as `p0-critical`")
+    ),
+]
+SecretName = Annotated[
+    str,
+    AfterValidator(
+        _checked(dns_subdomain_problem, "name", "these names become Kubernetes Secret names: use a DNS subdomain")
+    ),
 ]

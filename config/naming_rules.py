@@ -7,9 +7,8 @@ users refer to), so collisions and reserved names are caught here rather than by
 from __future__ import annotations
 
 from config.errors import Problem, join_path
-from config.names import dns_1035_problem, dns_label_problem, dns_subdomain_problem
 from config.spec import PlatformSpec
-from config.upstream import LWS_NAME_MAX, LWS_NAMESPACE, RESERVED_QUEUES, VOLCANO_NAMESPACE
+from config.upstream import LWS_NAMESPACE, RESERVED_QUEUES, VOLCANO_NAMESPACE
 
 RESERVED_NAMESPACES = frozenset(
     {"default", "kube-system", "kube-public", "kube-node-lease", VOLCANO_NAMESPACE, LWS_NAMESPACE}
@@ -17,52 +16,8 @@ RESERVED_NAMESPACES = frozenset(
 
 
 def check_names(spec: PlatformSpec) -> list[Problem]:
-    problems: list[Problem] = []
-    config = spec.config
-    for name in config.tenants:
-        if problem := dns_label_problem(name):
-            problems.append(
-                Problem(
-                    join_path("tenants", name),
-                    f"tenant name `{name}` {problem}",
-                    "tenant names become namespace and queue names: use a DNS label such as `team-a`",
-                )
-            )
-    problems += _queue_names(spec)
-    problems += _namespaces(spec)
-    for name in config.models:
-        problem = dns_1035_problem(name, LWS_NAME_MAX)
-        if problem:
-            problems.append(
-                Problem(
-                    join_path("models", name),
-                    f"model name `{name}` {problem}",
-                    f"model names become Deployment/LeaderWorkerSet and Service names: use a "
-                    f"DNS-1035 label of at most {LWS_NAME_MAX} characters, e.g. `qwen3-8b`",
-                )
-            )
-    problems += _services(spec)
-    for name in config.priority_classes or {}:
-        problem = dns_subdomain_problem(name)
-        if problem or name.startswith("system-"):
-            problems.append(
-                Problem(
-                    join_path("priorityClasses", name),
-                    f"priority class name `{name}` " + (problem or "uses the `system-` prefix Kubernetes reserves"),
-                    "use a DNS subdomain such as `p0-critical`",
-                )
-            )
-    for section in ("registries", "secrets"):
-        for name in getattr(config, section):
-            if problem := dns_subdomain_problem(name):
-                problems.append(
-                    Problem(
-                        join_path(section, name),
-                        f"name `{name}` {problem}",
-                        "these names become Kubernetes Secret names: use a DNS subdomain",
-                    )
-                )
-    return problems
+    """Names valid one by one (checked by the models) can still collide or be reserved."""
+    return [*_queue_names(spec), *_namespaces(spec), *_services(spec)]
 
 
 def _queue_names(spec: PlatformSpec) -> list[Problem]:

@@ -10,6 +10,7 @@ from config.base import ConfigModel
 from config.cluster import ClusterConfig
 from config.lws import LwsConfig
 from config.models import ModelConfig, RegistryCredential
+from config.names import ModelName, PriorityClassName, SecretName, TenantName
 from config.priority import PriorityClassConfig
 from config.tenants import DefaultQueuePatch, TenantConfig
 from config.topology import TopologyConfig
@@ -28,20 +29,20 @@ class StackConfig(ConfigModel):
     topology: TopologyConfig | None = None
     """Network topology of the GPU nodes. Omit on clusters without one (no node labels, no
     HyperNodes, no placement checks)."""
-    priority_classes: dict[str, PriorityClassConfig] | None = None
+    priority_classes: dict[PriorityClassName, PriorityClassConfig] | None = None
     """PriorityClasses keyed by name. Default: p0-critical, p1-high, p2-normal, p3-low."""
-    tenants: dict[str, TenantConfig] = {}
+    tenants: dict[TenantName, TenantConfig] = {}
     """Tenants keyed by name."""
     default_queue: DefaultQueuePatch | None = None
     """Patch of the scheduler-owned `default` queue."""
     model_defaults: dict[str, Any] = {}
     """Settings merged under every model (image, env, source...), so a stack states shared
     values once. A model's own settings win; mappings merge key by key."""
-    models: dict[str, ModelConfig] = {}
+    models: dict[ModelName, ModelConfig] = {}
     """Served models keyed by workload name."""
-    registries: dict[str, RegistryCredential] = {}
+    registries: dict[SecretName, RegistryCredential] = {}
     """Private registry credentials keyed by the Secret name models refer to."""
-    secrets: dict[str, SecretStr] = {}
+    secrets: dict[SecretName, SecretStr] = {}
     """Secret values (set with `pulumi config set --secret --path 'secrets.<name>'`)."""
 
 

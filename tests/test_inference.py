@@ -1,0 +1,325 @@
+"""Per-model inference stacks: the seed's two models, pod templates, PodGroups, LWS, Services."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from config.upstream import VLLM_REMOVED_FLAGS
+from offline.diff import diff_dirs
+from offline.render import write_render
+from offline.schemas import validate_objects
+from tests.conftest import load, mutate, paths_of, problems_of, requires_upstream, stack_raw
+
+SEED = stack_raw("aicloud-a")
+LWS_MODEL, DEPLOY_MODEL = "qwen2-72b-tenanta", "qwen8b-preemptor"
+GPU = "mars-tech.com/gpu"
+
+
+def _objects(result: Any) -> dict[str, dict[str, Any]]:
+    return {o.kind: o.manifest for o in result.rendered.objects if o.namespace == "a01"}
+
+
+def _container(template: dict[str, Any]) -> dict[str, Any]:
+    (container,) = template["spec"]["containers"]
+    return container
+
+
+def _argv(container: dict[str, Any]) -> list[str]:
+    """The vLLM command line of a server container or a leader's script."""
+    if container["command"][:2] == ["/bin/sh", "-c"]:
+        line = next(line for line in container["args"][0].splitlines() if line.startswith("exec vllm"))
+        return shlex.split(line)[1:]
+    return container["command"] + container["args"]
+
+
+def test_seed_single_node_model_is_a_deployment(committed_render: Any) -> None:
+    result = committed_render("aicloud-a")
+    deployment = result.rendered.find("Deployment", DEPLOY_MODEL, "a01").manifest
+    template = deployment["spec"]["template"]
+    assert template["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"] == "tenanta"
+    assert template["metadata"]["labels"]["app"] == "qwen8b"
+    spec = template["spec"]
+    assert spec["schedulerName"] == "volcano" and spec["priorityClassName"] == "p0-critical"
+    assert spec["enableServiceLinks"] is False
+    container = _container(template)
+    assert (
+        container["resources"]["requests"]
+        == container["resources"]["limits"]
+        == {"cpu": "12", "memory": "48Gi", GPU: "1"}
+    )
+    argv = _argv(container)
+    assert argv[:3] == ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+    assert argv[argv.index("--model") + 1] == "/workspace/model/Qwen3-8B"
+    assert argv[argv.index("--served-model-name") + 1] == "Qwen3-8B"
+    assert argv[argv.index("--tool-call-parser") + 1] == "granite" and "--enable-auto-tool-choice" in argv
+    overrides = json.loads(argv[argv.index("--hf-overrides") + 1])
+    assert overrides == {
+        "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    }
+    assert {"--trust-remote-code", "--enforce-eager"} <= set(argv) and "--rope-scaling" not in argv
+    assert argv[argv.index("--gpu-memory-utilization") + 1] == "0.95"
+    service = result.rendered.find("Service", "qwen8b", "a01").manifest
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+    assert service["spec"]["ports"] == [{"name": "http", "port": 8080, "targetPort": "http", "protocol": "TCP"}]
+
+
+def test_seed_multi_node_model_is_a_gang_scheduled_leaderworkerset(committed_render: Any) -> None:
+    result = committed_render("aicloud-a")
+    lws = result.rendered.find("LeaderWorkerSet", LWS_MODEL, "a01").manifest
+    template = lws["spec"]["leaderWorkerTemplate"]
+    assert template["size"] == 2 and template["restartPolicy"] == "RecreateGroupOnPodRestart"
+    for role in ("leaderTemplate", "workerTemplate"):
+        pod = template[role]
+        annotations = pod["metadata"]["annotations"]
+        assert annotations["scheduling.volcano.sh/queue-name"] == "tenanta"
+        assert annotations["scheduling.k8s.io/group-name"] == LWS_MODEL
+        assert json.loads(annotations["k8s.v1.cni.cncf.io/networks"]) == [
+            {"name": "compute-a-net01", "namespace": "nad"},
+            {"name": "compute-b-net01", "namespace": "nad"},
+        ]
+        assert pod["spec"]["schedulerName"] == "volcano" and pod["spec"]["priorityClassName"] == "p0-critical"
+        assert pod["spec"]["securityContext"]["seccompProfile"]["type"] == "Unconfined"
+        container = _container(pod)
+        requests = {"cpu": "12", "memory": "64Gi", GPU: "8", "rdma/hca_cpta": "1", "rdma/hca_cptb": "1"}
+        assert container["resources"] == {"requests": requests, "limits": requests}
+        assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["NCCL_SOCKET_IFNAME"] == "net1" and env["NCCL_IB_HCA"] == "mlx5_0,mlx5_4"
+        assert "VLLM_HOST_IP" in env
+        assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
+        volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+        assert volumes["dshm"]["emptyDir"] == {"medium": "Memory", "sizeLimit": "32Gi"}
+        assert volumes["model"]["nfs"]["server"] == "10.8.7.133" and volumes["model"]["nfs"]["readOnly"] is True
+    leader = _container(template["leaderTemplate"])
+    argv = _argv(leader)
+    assert argv[:3] == ["vllm", "serve", "/workspace/model/Qwen2-72B"]
+    assert argv[argv.index("--tensor-parallel-size") + 1] == "8"
+    assert argv[argv.index("--pipeline-parallel-size") + 1] == "2"
+    assert argv[argv.index("--distributed-executor-backend") + 1] == "ray"
+    assert argv[argv.index("--dtype") + 1] == "bfloat16" and argv[argv.index("--max-model-len") + 1] == "4096"
+    assert "--swap-space" not in argv
+    assert leader["startupProbe"]["httpGet"] == {"path": "/health", "port": "http"}
+    assert leader["startupProbe"]["failureThreshold"] * leader["startupProbe"]["periodSeconds"] >= 1800
+    worker = _container(template["workerTemplate"])
+    assert 'ray start --address="$LWS_LEADER_ADDRESS:6379" --num-gpus=8' in worker["args"][0]
+    assert "startupProbe" not in worker and "ports" not in worker
+
+
+def test_leaderworkerset_spells_out_the_webhook_defaults(committed_render: Any) -> None:
+    lws = committed_render("aicloud-a").rendered.find("LeaderWorkerSet", LWS_MODEL, "a01").manifest["spec"]
+    assert lws["replicas"] == 1 and lws["startupPolicy"] == "LeaderCreated"
+    assert lws["rolloutStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0, "partition": 0},
+    }
+    assert lws["networkConfig"] == {"subdomainPolicy": "Shared"}
+
+
+def test_one_pod_group_per_model_gangs_each_group_with_its_topology(committed_render: Any) -> None:
+    group = committed_render("aicloud-a").rendered.find("PodGroup", LWS_MODEL, "a01").manifest["spec"]
+    assert group["minMember"] == 2 and group["queue"] == "tenanta" and group["priorityClassName"] == "p0-critical"
+    assert group["minResources"] == {
+        "cpu": "24",
+        "memory": "128Gi",
+        GPU: "16",
+        "rdma/hca_cpta": "2",
+        "rdma/hca_cptb": "2",
+    }
+    assert group["subGroupPolicy"] == [
+        {
+            "name": "lws-group",
+            "subGroupSize": 2,
+            "labelSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": LWS_MODEL}},
+            "matchLabelKeys": ["leaderworkerset.sigs.k8s.io/group-index"],
+            "networkTopology": {"mode": "soft"},
+        }
+    ]
+    assert "networkTopology" not in group  # a job-level constraint would squeeze all replicas into one domain
+
+
+@pytest.mark.parametrize(
+    "constraint, rendered",
+    [
+        ({"mode": "hard", "highestTier": 1}, {"mode": "hard", "highestTierAllowed": 1}),
+        (
+            {"mode": "hard", "highestTierName": "topology.aicloud/spine-pair"},
+            {"mode": "hard", "highestTierName": "topology.aicloud/spine-pair"},
+        ),
+    ],
+)
+def test_hard_constraints_render_on_the_subgroup(
+    constraint: dict[str, Any], rendered: dict[str, Any], render_raw: Any
+) -> None:
+    raw = mutate(SEED, lambda r: r["models"][LWS_MODEL].update(topology=constraint))
+    group = render_raw(raw).rendered.find("PodGroup", LWS_MODEL, "a01").manifest["spec"]
+    assert group["subGroupPolicy"][0]["networkTopology"] == rendered
+
+
+def test_leader_service_selects_leaders_only(committed_render: Any) -> None:
+    service = committed_render("aicloud-a").rendered.find("Service", "qwen2-72b-leader", "a01").manifest
+    assert service["spec"]["selector"] == {
+        "leaderworkerset.sigs.k8s.io/name": LWS_MODEL,
+        "leaderworkerset.sigs.k8s.io/worker-index": "0",
+    }
+    assert service["spec"]["type"] == "ClusterIP"
+
+
+def test_model_objects_wait_for_what_they_need(committed_render: Any) -> None:
+    index = {e["urn"].split("::")[-1]: e for e in committed_render("aicloud-a").rendered.index}
+    lws = {d.split("::")[-1] for d in index[f"model-{LWS_MODEL}-lws"]["dependsOn"]}
+    assert {
+        "tenants-namespace-a01",
+        "tenants-queue-tenanta",
+        "priority-p0-critical",
+        "lws-release",
+        f"model-{LWS_MODEL}-podgroup",
+    } <= lws
+    deployment = {d.split("::")[-1] for d in index[f"model-{DEPLOY_MODEL}-deployment"]["dependsOn"]}
+    assert {"tenants-namespace-a01", "tenants-queue-tenanta", "priority-p0-critical"} <= deployment
+    assert index[f"model-{DEPLOY_MODEL}-deployment"]["deleteBeforeReplace"] is True
+
+
+def test_rendered_workloads_pass_kubernetes_validation(committed_render: Any) -> None:
+    for stack in ("aicloud-a", "dev"):
+        objects = [o for o in committed_render(stack).rendered.objects if o.kind in ("Deployment", "Service", "Secret")]
+        report = validate_objects(objects, "1.33")
+        assert report.issues == [] and report.checked == len(objects) > 0
+
+
+@requires_upstream
+def test_leaderworkersets_and_podgroups_validate_against_the_crds(committed_render: Any) -> None:
+    objects = [o for o in committed_render("aicloud-a").rendered.objects if o.kind in ("LeaderWorkerSet", "PodGroup")]
+    report = validate_objects(objects, "1.33")
+    assert report.issues == [] and report.checked == 2
+
+
+@pytest.mark.parametrize("stack", ["aicloud-a", "dev"])
+def test_generated_command_lines_have_no_flag_current_vllm_rejects(stack: str, committed_render: Any) -> None:
+    result = committed_render(stack)
+    for workload in result.rendered.objects:
+        if workload.kind not in ("Deployment", "LeaderWorkerSet"):
+            continue
+        model = result.spec.models[workload.name]
+        templates = (
+            [workload.manifest["spec"]["template"]]
+            if workload.kind == "Deployment"
+            else [workload.manifest["spec"]["leaderWorkerTemplate"]["leaderTemplate"]]
+        )
+        for template in templates:
+            argv = _argv(_container(template))
+            for flag, (since, _) in VLLM_REMOVED_FLAGS.items():
+                assert flag not in argv or model.vllm_version < since, f"{workload.name}: {flag}"
+
+
+def test_leader_and_worker_scripts_are_valid_shell(committed_render: Any) -> None:
+    lws = committed_render("aicloud-a").rendered.find("LeaderWorkerSet", LWS_MODEL, "a01").manifest
+    for role in ("leaderTemplate", "workerTemplate"):
+        script = _container(lws["spec"]["leaderWorkerTemplate"][role])["args"][0]
+        assert subprocess.run(["sh", "-n", "-c", script], capture_output=True).returncode == 0
+
+
+def test_changing_replicas_changes_only_that_model(tmp_path: Path, render_raw: Any) -> None:
+    write_render(render_raw(SEED), tmp_path / "old")
+    write_render(render_raw(mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(replicas=3))), tmp_path / "new")
+    result, _ = diff_dirs(tmp_path / "old", tmp_path / "new")
+    assert result.changed == [f"manifests/Deployment.a01.{DEPLOY_MODEL}.yaml"]
+    assert not (result.added or result.removed or result.replaced)
+
+
+# -- model config checks --------------------------------------------------------------------------
+
+
+def test_parallelism_must_match_the_gpus_of_a_replica() -> None:
+    problem = next(
+        p
+        for p in problems_of(mutate(SEED, lambda r: r["models"][LWS_MODEL]["engine"].update(tensorParallelSize=4)))
+        if p.path == f"models.{LWS_MODEL}.engine"
+    )
+    assert "4 x 2 = 8, but a replica has 8 GPU(s) x 2 node(s) = 16" in problem.message
+    assert (
+        load(
+            mutate(
+                SEED, lambda r: r["models"][LWS_MODEL]["engine"].update(tensorParallelSize=16, pipelineParallelSize=1)
+            )
+        )
+        .models[LWS_MODEL]
+        .config.tensor_parallel
+        == 16
+    )
+
+
+def test_removed_flags_are_rejected_for_current_vllm_only() -> None:
+    args = ["--swap-space", "16"]
+    old = mutate(SEED, lambda r: r["models"][LWS_MODEL]["engine"].update(extraArgs=args))
+    assert load(old).models[LWS_MODEL].vllm_version == (0, 11, 0)  # read from the image tag
+    new = mutate(old, lambda r: r["models"][LWS_MODEL].update(vllmVersion="0.33.0"))
+    problem = next(p for p in problems_of(new) if p.path == f"models.{LWS_MODEL}.engine.extraArgs[0]")
+    assert "removed in vLLM 0.18" in problem.message
+    rope = mutate(
+        SEED,
+        lambda r: r["models"][DEPLOY_MODEL].update(
+            image="vllm/vllm-openai:v0.33.0", engine={"extraArgs": ["--rope-scaling={}"]}
+        ),
+    )
+    assert f"models.{DEPLOY_MODEL}.engine.extraArgs[0]" in paths_of(rope)
+
+
+def test_flags_the_platform_sets_are_not_repeated() -> None:
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL]["engine"].update(extraArgs=["--port=9000", "-tp", "1"]))
+    paths = paths_of(raw)
+    assert (
+        f"models.{DEPLOY_MODEL}.engine.extraArgs[0]" in paths and f"models.{DEPLOY_MODEL}.engine.extraArgs[1]" in paths
+    )
+
+
+def test_topology_constraints_need_a_multi_node_model() -> None:
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(topology={"mode": "soft"}))
+    assert f"models.{DEPLOY_MODEL}.topology" in paths_of(raw)
+
+
+def test_plain_text_credentials_in_env_are_refused() -> None:
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL]["env"].update(HF_API_TOKEN="hf_secret_value"))
+    problem = next(p for p in problems_of(raw) if p.path == f"models.{DEPLOY_MODEL}.env.HF_API_TOKEN")
+    assert "hf_secret_value" not in str(problem) and "pulumi config set --secret" in problem.fix
+
+
+def test_unpinned_images_are_refused() -> None:
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(image="vllm/vllm-openai:latest"))
+    assert f"models.{DEPLOY_MODEL}.image" in paths_of(raw)
+
+
+def test_secrets_become_kubernetes_secrets_referenced_by_name(render_raw: Any) -> None:
+    encrypted = {"secure": "v1:c2FsdA==:Y2lwaGVy"}  # what `pulumi config set --secret` writes
+    raw = mutate(
+        SEED,
+        lambda r: r.update(
+            secrets={"hf-token": encrypted, "registry-password": encrypted},
+            registries={
+                "mars-registry": {
+                    "server": "10.8.17.100:60066",
+                    "username": "svc",
+                    "passwordSecret": "registry-password",
+                }
+            },
+        ),
+    )
+    raw["models"][DEPLOY_MODEL]["env"]["HF_TOKEN_FILE_HINT"] = {"secret": "hf-token"}
+    raw["models"][DEPLOY_MODEL]["imagePullSecrets"] = ["mars-registry"]
+    result = render_raw(raw)
+    deployment = result.rendered.find("Deployment", DEPLOY_MODEL, "a01").manifest
+    container = _container(deployment["spec"]["template"])
+    assert {
+        "name": "HF_TOKEN_FILE_HINT",
+        "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "value"}},
+    } in container["env"]
+    assert deployment["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "mars-registry"}]
+    secret = result.rendered.find("Secret", "hf-token", "a01").manifest
+    assert secret["type"] == "Opaque" and secret["stringData"] == "[secret]"
+    pull = result.rendered.find("Secret", "mars-registry", "a01").manifest
+    assert pull["type"] == "kubernetes.io/dockerconfigjson" and pull["stringData"] == "[secret]"

@@ -1,0 +1,262 @@
+"""The Volcano install: chart values, the generated scheduler and controller configs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from components.volcano_values import volcano_values
+from config.upstream import REGISTERED_ACTIONS, REGISTERED_PLUGINS
+from offline.check import unknown_value_keys, upstream_values
+from offline.render import write_render
+from tests.conftest import STACKS, load, mutate, paths_of, problems_of, requires_upstream, stack_raw
+
+SEED = stack_raw("aicloud-a")
+DEV = stack_raw("dev")
+
+
+def _conf(raw: dict[str, Any]) -> dict[str, Any]:
+    values = volcano_values(load(raw))
+    return yaml.safe_load(values["custom"]["scheduler_config_override"])
+
+
+def _plugins(conf: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for tier in conf["tiers"] for p in tier["plugins"]}
+
+
+def _scheduler(**settings: Any) -> Any:
+    return lambda raw: raw.setdefault("volcano", {}).update(scheduler=settings)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_rendered_release_carries_the_conf_the_config_asks_for(stack: str, committed_render: Any) -> None:
+    result = committed_render(stack)
+    release = next(r for r in result.rendered.releases if r.data["release"] == "volcano")
+    assert release.data["values"] == volcano_values(result.spec)
+    conf = yaml.safe_load(release.data["values"]["custom"]["scheduler_config_override"])
+    actions = [a.strip() for a in conf["actions"].split(",")]
+    assert actions == ["enqueue", "allocate", "preempt", "reclaim", "backfill"]
+    assert set(actions) <= REGISTERED_ACTIONS
+    plugins = _plugins(conf)
+    assert set(plugins) <= REGISTERED_PLUGINS
+    assert "network-topology-aware" in plugins
+    for plugin in plugins.values():
+        for key, value in plugin.get("arguments", {}).items():
+            if key.endswith(("weight", ".cpu", ".memory")) or ".resources." in key:
+                assert type(value) is int, f"{plugin['name']}.{key} must be a YAML int"
+
+
+def test_default_policy_for_a_gpu_platform() -> None:
+    conf = _conf(SEED)
+    tiers = [[p["name"] for p in tier["plugins"]] for tier in conf["tiers"]]
+    assert tiers == [
+        ["priority", "gang", "conformance"],
+        ["drf", "predicates", "capacity", "nodeorder", "binpack", "network-topology-aware"],
+    ]
+    plugins = _plugins(conf)
+    assert plugins["gang"]["enablePreemptable"] is False
+    assert plugins["drf"]["enablePreemptable"] is False
+    gpu = "mars-tech.com/gpu"
+    assert plugins["binpack"]["arguments"]["binpack.resources"] == gpu
+    assert plugins["binpack"]["arguments"][f"binpack.resources.{gpu}"] == 10
+    topology = plugins["network-topology-aware"]["arguments"]
+    assert topology["hypernode.binpack.resources"] == gpu and topology[f"hypernode.binpack.resources.{gpu}"] == 10
+
+
+def test_weights_plugins_and_actions_are_tunable() -> None:
+    conf = _conf(
+        mutate(
+            SEED,
+            _scheduler(
+                actions=["enqueue", "allocate", "backfill"],
+                binpack={"weight": 20, "gpu": 5, "resources": {"rdma/hca_cpta": 2}},
+                networkTopology={"weight": 3},
+                plugins={
+                    "overcommit": {"tier": 2, "arguments": {"overcommit-factor": 1.2}},
+                    "conformance": {"enabled": False},
+                    "nodeorder": {"arguments": {"leastrequested.weight": 0}},
+                    "gang": {"flags": {"enableJobStarving": True}},
+                },
+            ),
+        )
+    )
+    assert conf["actions"] == "enqueue, allocate, backfill"
+    plugins = _plugins(conf)
+    assert "conformance" not in plugins
+    assert plugins["overcommit"]["arguments"] == {"overcommit-factor": 1.2}
+    assert plugins["nodeorder"]["arguments"] == {"leastrequested.weight": 0}
+    assert plugins["gang"]["enablePreemptable"] is False and plugins["gang"]["enableJobStarving"] is True
+    binpack = plugins["binpack"]["arguments"]
+    assert binpack["binpack.weight"] == 20
+    assert binpack["binpack.resources"] == "mars-tech.com/gpu,rdma/hca_cpta"
+    assert binpack["binpack.resources.rdma/hca_cpta"] == 2
+    assert plugins["network-topology-aware"]["arguments"]["weight"] == 3
+
+
+def test_proportion_is_selectable_and_never_runs_with_capacity() -> None:
+    plugins = _plugins(_conf(mutate(SEED, _scheduler(queuePlugin="proportion"))))
+    assert "proportion" in plugins and "capacity" not in plugins
+    assert "volcano.scheduler.plugins" in paths_of(
+        mutate(SEED, _scheduler(queuePlugin="proportion", plugins={"capacity": {"tier": 2}}))
+    )
+
+
+def test_hierarchy_turns_on_with_parent_queues() -> None:
+    raw = mutate(
+        SEED,
+        lambda r: r["tenants"].update(
+            org={
+                "namespaces": [],
+                "queue": {
+                    "capability": {"mars-tech.com/gpu": 1024},
+                    "deserved": {"mars-tech.com/gpu": 768},
+                    "guarantee": {"mars-tech.com/gpu": 128},
+                },
+            }
+        ),
+    )
+    for tenant in ("tenanta", "tenantb"):
+        raw["tenants"][tenant]["queue"]["parent"] = "org"
+    assert _plugins(_conf(raw))["capacity"]["enableHierarchy"] is True
+    assert "volcano.scheduler.queuePlugin" in paths_of(mutate(raw, _scheduler(queuePlugin="proportion")))
+    assert "volcano.scheduler.hierarchy" in paths_of(mutate(raw, _scheduler(hierarchy=False)))
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        ({"binpack.weight": "10"}, "integer"),
+        ({"binpack.resources.nvidia.com/gpu": 2.5}, "integer"),
+        ({"some.argument": "3"}, "quoted number"),
+    ],
+)
+def test_argument_types_are_checked(arguments: dict[str, Any], message: str) -> None:
+    problems = problems_of(mutate(SEED, _scheduler(plugins={"binpack": {"arguments": arguments}})))
+    key = next(iter(arguments))
+    assert any(
+        p.path == f"volcano.scheduler.plugins.binpack.arguments[{key}]" and message in p.message for p in problems
+    ), [str(p) for p in problems]
+
+
+def test_new_plugins_need_a_tier() -> None:
+    assert "volcano.scheduler.plugins.overcommit" in paths_of(mutate(SEED, _scheduler(plugins={"overcommit": {}})))
+
+
+def test_topology_plugin_off_warns_for_constrained_models() -> None:
+    spec = load(mutate(SEED, _scheduler(networkTopology={"enabled": False})))
+    assert any(w.path == "volcano.scheduler.networkTopology.enabled" for w in spec.warnings)
+    assert "network-topology-aware" not in _plugins(_conf(mutate(SEED, _scheduler(networkTopology={"enabled": False}))))
+
+
+def test_old_volcano_versions_get_no_newer_arguments_and_reject_newer_fields() -> None:
+    older = mutate(SEED, lambda r: r["volcano"].update(version="1.13.0"))
+    older["models"]["qwen2-72b-tenanta"]["topology"] = {"mode": "hard", "highestTier": 1}
+    problems = paths_of(older)
+    assert "volcano.version" in problems  # subGroupPolicy needs 1.14
+    older["lws"] = {"gangScheduling": True}
+    older["models"]["qwen2-72b-tenanta"].pop("topology")
+    conf = _conf(older)
+    assert _plugins(conf)["network-topology-aware"]["arguments"] == {"weight": 10}
+
+
+def test_controller_conf_for_label_discovery() -> None:
+    controller = volcano_values(load(SEED))["custom"]["controller_config_override"]
+    assert isinstance(controller, dict), "the chart renders the controller conf with toYaml: it must be a mapping"
+    (source,) = controller["networkTopologyDiscovery"]
+    assert source["source"] == "label" and source["enabled"] is True and source["interval"] == "1m"
+    assert source["config"]["networkTopologyTypes"] == {
+        "topologyA2": [
+            {"nodeLabel": "topology.aicloud/spine-pair"},
+            {"nodeLabel": "topology.aicloud/leaf-pair"},
+            {"nodeLabel": "kubernetes.io/hostname"},
+        ]
+    }
+    assert "controller_config_override" not in volcano_values(load(DEV))["custom"]  # explicit HyperNodes
+
+
+def test_images_replicas_and_placement_values() -> None:
+    raw = mutate(
+        DEV,
+        lambda r: r.update(
+            volcano={
+                "imageRegistry": "registry.local",
+                "imageTag": "v1.15.1",
+                "imagePullSecret": "pull",
+                "replicas": {"scheduler": 2},
+                "admission": False,
+                "resources": {"scheduler": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}},
+                "nodeSelector": {"node-role/control": "true"},
+                "tolerations": [{"key": "control", "operator": "Exists", "effect": "NoSchedule"}],
+            }
+        ),
+    )
+    values = volcano_values(load(raw))
+    assert values["basic"] == {
+        "image_registry": "registry.local",
+        "image_tag_version": "v1.15.1",
+        "image_pull_secret": "pull",
+    }
+    custom = values["custom"]
+    assert custom["scheduler_replicas"] == 2 and custom["leader_elect_enable"] is True
+    assert custom["admission_enable"] is False
+    assert custom["scheduler_resources"] == {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}
+    assert custom["default_ns"] == {"node-role/control": "true"}
+    assert custom["default_tolerations"] == [{"key": "control", "operator": "Exists", "effect": "NoSchedule"}]
+    assert volcano_values(load(DEV))["custom"]["leader_elect_enable"] is False
+
+
+def test_values_escape_hatch_merges_over_generated_values() -> None:
+    raw = mutate(DEV, lambda r: r.update(volcano={"values": {"custom": {"scheduler_log_level": 5}}}))
+    custom = volcano_values(load(raw))["custom"]
+    assert custom["scheduler_log_level"] == 5 and "scheduler_config_override" in custom
+
+
+@requires_upstream
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_values_key_exists_in_the_upstream_chart(stack: str) -> None:
+    raw = mutate(
+        stack_raw(stack),
+        lambda r: r.setdefault("volcano", {}).update(
+            imageRegistry="r",
+            imageTag="t",
+            imagePullSecret="s",
+            replicas={"scheduler": 2},
+            resources={
+                "scheduler": {"requests": {"cpu": 1}},
+                "controller": {"requests": {"cpu": 1}},
+                "admission": {"requests": {"cpu": 1}},
+            },
+            nodeSelector={"a": "b"},
+            tolerations=[{"key": "k", "operator": "Exists"}],
+        ),
+    )
+    values = volcano_values(load(raw))
+    assert unknown_value_keys("volcano", values) == []
+    upstream = upstream_values("volcano")
+    assert upstream is not None
+    assert set(values["custom"]) <= set(upstream["custom"]) and set(values["basic"]) <= set(upstream["basic"])
+    assert unknown_value_keys("volcano", {"custom": {"scheduler_replica": 1}}) == ["custom.scheduler_replica"]
+
+
+def test_release_is_a_helm_v3_release_with_protect(committed_render: Any) -> None:
+    result = committed_render("aicloud-a")
+    index = {e["urn"].split("::")[-1]: e for e in result.rendered.index}
+    release = index["volcano-release"]
+    assert release["type"] == "kubernetes:helm.sh/v3:Release"
+    assert release["protect"] is True and index["volcano-namespace"]["protect"] is True
+    assert any(d.endswith("::volcano-namespace") for d in release["dependsOn"])
+    data = next(r for r in result.rendered.releases if r.data["release"] == "volcano").data
+    assert data["chart"] == "volcano" and data["version"] == "1.15.0"
+    assert data["repository"] == "https://volcano-sh.github.io/helm-charts" and data["namespace"] == "volcano-system"
+    assert data["options"]["waitForJobs"] is True
+    dev = {e["urn"].split("::")[-1]: e for e in committed_render("dev").rendered.index}
+    assert "protect" not in dev["volcano-release"]
+
+
+def test_scheduler_conf_is_a_readable_block_in_the_render(committed_render: Any, tmp_path: Any) -> None:
+    write_render(committed_render("aicloud-a"), tmp_path)
+    text = (tmp_path / "helm" / "volcano.yaml").read_text()
+    assert "    scheduler_config_override: |\n      actions: enqueue, allocate, preempt, reclaim, backfill\n" in text
+    assert "\\n" not in text
