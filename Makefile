@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 BASE   ?= origin/main
 
-.PHONY: render check diff test lint typecheck schema docs bench clean
+.PHONY: render check diff test lint typecheck schema golden bench clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test: lint typecheck
 ## schema: regenerate the stack-config JSON Schema and the configuration reference
 schema: $(VENV)/.installed
 	$(PY) -m config.schema
+
+## golden: re-render the committed stacks into tests/golden/ (review the diff before committing)
+golden: $(VENV)/.installed
+	for file in Pulumi.*.yaml; do stack=$${file#Pulumi.}; stack=$${stack%.yaml}; \
+	  $(PY) -m offline render --stack $$stack --out tests/golden/$$stack || exit 1; done
 
 ## bench: scale benchmark (SIZE=small|large|huge)
 bench: $(VENV)/.installed

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Offline diff of every stack against a base revision, as one Markdown comment on stdout.
+# Runs the Makefile's own `diff` target per stack, so CI and developers see the same thing.
+# Usage: .github/scripts/offline-diff.sh <base-rev> [max-chars]
+set -euo pipefail
+base="${1:?base revision}"
+limit="${2:-60000}"   # GitHub comments hold 65536 characters; leave room for the summary
+cd "$(dirname "$0")/../.."
+
+summary=""
+details=""
+failed=0
+for file in Pulumi.*.yaml; do
+  stack="${file#Pulumi.}"; stack="${stack%.yaml}"
+  set +e
+  output="$(make -s --no-print-directory diff STACK="$stack" BASE="$base" 2>&1)"
+  code=$?
+  set -e
+  case "$code" in
+    0) status="no changes" ;;
+    1) status="$(printf '%s\n' "$output" | sed -n '2p')" ;;
+    *) status="**diff failed**"; failed=1 ;;
+  esac
+  summary+="| \`$stack\` | $status |"$'\n'
+  details+="<details><summary><code>$stack</code>: $status</summary>"$'\n\n```diff\n'"$output"$'\n```\n</details>\n\n'
+done
+
+comment="## Offline diff against \`$base\`"$'\n\n'"| stack | objects |"$'\n'"|---|---|"$'\n'"$summary"$'\n'"$details"
+if [ "${#comment}" -gt "$limit" ]; then
+  comment="${comment:0:$limit}"$'\n```\n\n_Cut to the comment limit: run `make diff STACK=<stack>` locally for the rest._\n'
+fi
+printf '%s\n' "$comment"
+exit "$failed"
