@@ -34,7 +34,23 @@ class ModelDependencies:
 
 
 def _service(name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
-    return k8s.core.v1.Service(f"{name}-service", metadata=manifest["metadata"], spec=manifest["spec"], opts=opts)
+    return k8s.core.v1.Service(
+        f"{name}-service",
+        metadata=manifest["metadata"],
+        spec=manifest["spec"],
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True)),
+    )
+
+
+SINGLE_NODE_TYPE = "volcano-platform:inference:SingleNodeModel"
+MULTI_NODE_TYPE = "volcano-platform:inference:MultiNodeModel"
+
+
+def _kind_change_alias(opts: pulumi.ResourceOptions | None, previous_type: str) -> pulumi.ResourceOptions:
+    """A model that changes kind keeps its component name; the alias to the other kind carries over
+    to the children, so a Service that keeps its name is updated in place instead of being
+    created again (which would fail: the name is still taken) and then deleted."""
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=previous_type)]))
 
 
 class SingleNodeModel(pulumi.ComponentResource):
@@ -44,7 +60,7 @@ class SingleNodeModel(pulumi.ComponentResource):
     def __init__(
         self, name: str, model: ModelSpec, deps: ModelDependencies, opts: pulumi.ResourceOptions | None = None
     ):
-        super().__init__("volcano-platform:inference:SingleNodeModel", name, None, opts)
+        super().__init__(SINGLE_NODE_TYPE, name, None, _kind_change_alias(opts, MULTI_NODE_TYPE))
         child = pulumi.ResourceOptions(parent=self, depends_on=deps.resources())
         manifest = deployment_manifest(model)
         k8s.apps.v1.Deployment(
@@ -65,7 +81,7 @@ class MultiNodeModel(pulumi.ComponentResource):
     def __init__(
         self, name: str, model: ModelSpec, deps: ModelDependencies, opts: pulumi.ResourceOptions | None = None
     ):
-        super().__init__("volcano-platform:inference:MultiNodeModel", name, None, opts)
+        super().__init__(MULTI_NODE_TYPE, name, None, _kind_change_alias(opts, SINGLE_NODE_TYPE))
         depends = deps.resources()
         if deps.lws is not None:
             depends.append(deps.lws)

@@ -35,6 +35,8 @@ class Entry:
     file: str | None
     text: str | None
     options: dict[str, Any]
+    aliased: bool = False
+    """The resource or one of its parents declares an alias (an earlier identity)."""
 
 
 @dataclass
@@ -55,18 +57,33 @@ def load_render(directory: Path) -> dict[str, Entry]:
     index_file = directory / "resources.yaml"
     entries: dict[str, Entry] = {}
     if index_file.exists():
-        for item in yaml.safe_load(index_file.read_text()) or []:
+        items = {item["urn"]: item for item in yaml.safe_load(index_file.read_text()) or []}
+
+        def aliased(urn: str | None) -> bool:
+            while urn in items:
+                if items[urn].get("aliases"):
+                    return True
+                urn = items[urn].get("parent")
+            return False
+
+        for urn, item in items.items():
             file = item.get("file")
-            if not file:
-                continue
-            path = directory / file
-            entries[item["urn"]] = Entry(item["urn"], file, path.read_text() if path.exists() else None, item)
+            if file:
+                path = directory / file
+                text = path.read_text() if path.exists() else None
+                entries[urn] = Entry(urn, file, text, item, aliased(urn))
         return entries
     # A directory without an index (e.g. hand-made): match files by path.
     for path in sorted(directory.rglob("*.yaml")):
         rel = str(path.relative_to(directory))
         entries[rel] = Entry(rel, rel, path.read_text(), {})
     return entries
+
+
+def _match_moves(old: dict[str, Entry], new: dict[str, Entry]) -> dict[str, str]:
+    """New URN -> old URN for objects that kept their identity (file) but changed URN."""
+    old_by_file = {e.file: urn for urn, e in old.items() if urn not in new}
+    return {urn: old_by_file[e.file] for urn, e in new.items() if urn not in old and e.file in old_by_file}
 
 
 def _get(data: Any, dotted: str) -> Any:
@@ -80,6 +97,10 @@ def _get(data: Any, dotted: str) -> Any:
 def _replacement_reason(old: Entry, new: Entry) -> str | None:
     if old.file != new.file:
         return f"identity changes ({old.file} -> {new.file})"
+    if old.urn != new.urn and not new.aliased:
+        return (
+            "its URN changes without an alias (the new object would be created while the old one still holds the name)"
+        )
     before = yaml.safe_load(old.text or "") or {}
     after = yaml.safe_load(new.text or "") or {}
     fields = list(IMMUTABLE_FIELDS.get(str(after.get("kind")), ()))
@@ -94,6 +115,8 @@ def compare(old: dict[str, Entry], new: dict[str, Entry]) -> tuple[DiffResult, l
     """Summary of the differences and a unified diff per changed file."""
     result = DiffResult()
     hunks: list[str] = []
+    moves = _match_moves(old, new)
+    old = {**{k: v for k, v in old.items() if k not in moves.values()}, **{n: old[o] for n, o in moves.items()}}
     for urn in sorted(set(old) | set(new), key=lambda u: (new.get(u) or old[u]).file or u):
         before, after = old.get(urn), new.get(urn)
         if before is None and after is not None:
@@ -103,7 +126,15 @@ def compare(old: dict[str, Entry], new: dict[str, Entry]) -> tuple[DiffResult, l
             kept = " (kept on the cluster: retainOnDelete)" if before.options.get("retainOnDelete") else ""
             result.removed.append((before.file or urn, kept))
             hunks += _unified(before, None)
-        elif before is not None and after is not None and (before.text != after.text or before.file != after.file):
+        elif (
+            before is not None
+            and after is not None
+            and (
+                before.text != after.text
+                or before.file != after.file
+                or (before.urn != after.urn and not after.aliased)
+            )
+        ):
             reason = _replacement_reason(before, after)
             if reason:
                 result.replaced.append((after.file or urn, reason))

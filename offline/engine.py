@@ -38,6 +38,9 @@ class Registration:
     replace_on_changes: list[str] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)
     provider: str = ""
+    aliases: list[str] = field(default_factory=list)
+    """Earlier identities the program declares, e.g. `type=<old type>` (the engine applies them to
+    the children too). pulumi-kubernetes' own aliases to older API versions are left out."""
 
 
 @dataclass
@@ -105,8 +108,17 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 replace_on_changes=list(request.replaceOnChanges),
                 dependencies=sorted(set(request.dependencies)),
                 provider=request.provider,
+                aliases=[a for a in map(_describe_alias, request.aliases) if not a.startswith("type=kubernetes:")],
             )
         return super().RegisterResource(request)
+
+
+def _describe_alias(alias: Any) -> str:
+    spec = alias.spec if alias.HasField("spec") else None
+    if spec is None:
+        return f"urn={alias.urn}"
+    parts = [f"{key}={value}" for key, value in (("name", spec.name), ("type", spec.type)) if value]
+    return ",".join(parts) or "parent-change"
 
 
 class _WarningLog(logging.Handler):

@@ -113,6 +113,7 @@ def _index_entry(reg: Registration, file: str | None) -> dict[str, Any]:
         ("deleteBeforeReplace", reg.delete_before_replace),
         ("replaceOnChanges", reg.replace_on_changes),
         ("dependsOn", reg.dependencies),
+        ("aliases", reg.aliases),
     ):
         if value:
             entry[key] = value
