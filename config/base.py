@@ -11,9 +11,9 @@ import difflib
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Discriminator, Tag, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -32,6 +32,24 @@ class ConfigModel(BaseModel):
         use_attribute_docstrings=True,
         validate_default=False,
     )
+
+
+def by_shape(scalar: Any, mapping: Any, *more: tuple[str, Any]) -> Any:
+    """A union chosen by the input's shape: a string (or number) picks `scalar`, a mapping picks
+    `mapping` (or the model in `more` whose key is present). Errors then come from the one branch
+    the user meant, not from every alternative."""
+
+    def pick(value: Any) -> str:
+        if isinstance(value, dict):
+            for key, _ in more:
+                if key in value:
+                    return f"~{key}"
+            return "~mapping"
+        return "~scalar"
+
+    choices = [Annotated[scalar, Tag("~scalar")], Annotated[mapping, Tag("~mapping")]]
+    choices += [Annotated[model, Tag(f"~{key}")] for key, model in more]
+    return Annotated[Union[tuple(choices)], Discriminator(pick)]  # noqa: UP007 (built at run time)
 
 
 def invalid(message: str, fix: str) -> PydanticCustomError:
@@ -112,7 +130,7 @@ def _clean_loc(loc: tuple[int | str, ...]) -> list[object]:
     """Drop the union-member and validator names pydantic inserts into locations."""
     out: list[object] = []
     for part in loc:
-        if isinstance(part, str) and (("[" in part and part.endswith("]")) or part.startswith("function-")):
+        if isinstance(part, str) and (("[" in part and part.endswith("]")) or part.startswith(("function-", "~"))):
             continue
         if part in ("str", "int", "float", "bool", "dict", "list", "tuple"):
             continue

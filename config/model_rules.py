@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from config.errors import Problem, join_path
+from config.models import SecretRef
 from config.quantity import quantity_value
 from config.spec import ModelSpec, PlatformSpec
 from config.upstream import VLLM_REMOVED_FLAGS
@@ -172,7 +173,7 @@ def _environment(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
                     got="[hidden]",
                 )
             )
-        elif not isinstance(value, str) and hasattr(value, "secret"):
+        elif isinstance(value, SecretRef):
             problems += _secret_exists(spec, value.secret, join_path(var_path, "secret"))
     return problems
 

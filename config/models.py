@@ -6,11 +6,11 @@ LeaderWorkerSet whose groups are gang-scheduled inside one network domain.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from config.base import ConfigModel, invalid
+from config.base import ConfigModel, by_shape, invalid
 from config.names import DnsLabel, DnsSubdomain, EnvName, LabelKey, LabelValue, ResourceName, dns_1035_problem
 from config.quantity import Quantity
 from config.volcano import Toleration
@@ -137,7 +137,10 @@ class FieldRef(ConfigModel):
     """Pod field the variable takes, e.g. `status.podIP`."""
 
 
-EnvValue = str | SecretRef | FieldRef
+if TYPE_CHECKING:
+    EnvValue = str | SecretRef | FieldRef
+else:  # chosen by shape at run time, so errors come from the branch the user meant
+    EnvValue = by_shape(str, SecretRef, ("fieldPath", FieldRef))
 
 
 class NetworkAttachment(ConfigModel):

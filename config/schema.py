@@ -40,9 +40,39 @@ def _allow_secure(node: Any) -> Any:
     return node
 
 
+def _merged_defs(defs: dict[str, Any], name: str) -> set[str]:
+    """Models reachable from `name` through mapping-valued fields: the ones `modelDefaults` merges
+    into key by key (list items are replaced whole, so they keep their required keys)."""
+    found: set[str] = set()
+
+    def refs(node: Any) -> list[str]:
+        if not isinstance(node, dict):
+            return []
+        if "$ref" in node:
+            return [node["$ref"].split("/")[-1]]
+        return [r for option in node.get("anyOf", []) for r in refs(option)]
+
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in found:
+            continue
+        found.add(current)
+        for prop in defs[current].get("properties", {}).values():
+            pending += refs(prop)
+    return found
+
+
 def stack_file_schema() -> dict[str, Any]:
     config_schema = _allow_secure(StackConfig.model_json_schema(by_alias=True, ref_template="#/$defs/{model}"))
     defs = config_schema.pop("$defs", {})
+    # A model's keys may come from `modelDefaults`, so no key of a model is required on its own.
+    for name in _merged_defs(defs, "ModelConfig"):
+        defs[name].pop("required", None)
+    config_schema["properties"]["modelDefaults"] = {
+        "$ref": "#/$defs/ModelConfig",
+        "description": config_schema["properties"]["modelDefaults"].get("description", ""),
+    }
     properties = {f"{PROJECT}:{key}": value for key, value in config_schema["properties"].items()}
     known = "|".join(TOP_LEVEL_KEYS)
     return {

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator
 
-from config.base import ConfigModel, invalid
+from config.base import ConfigModel, by_shape, invalid
 from config.names import LabelKey, dns_subdomain_problem, label_value_problem
 from config.upstream import DISCOVERY_TYPE_NAME_MAX, HOSTNAME_LABEL
 
@@ -35,7 +35,10 @@ class NodeGroup(ConfigModel):
     """GPUs on each of these nodes."""
 
 
-NodeEntry = str | NodeGroup
+if TYPE_CHECKING:
+    NodeEntry = str | NodeGroup
+else:  # chosen by shape at run time, so errors come from the branch the user meant
+    NodeEntry = by_shape(str, NodeGroup)
 
 
 class DomainConfig(ConfigModel):
