@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,7 +140,8 @@ def _config_error(exc: BaseException) -> ConfigError | None:
     return None
 
 
-def _run(project_dir: Path, stack: StackFile) -> RunResult:
+def _run(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
+    """Run `body` (which returns the program's module globals) under the mock runtime."""
     mocks = _Mocks()
     monitor = _RecordingMonitor(mocks)
     logger = logging.getLogger(f"offline-engine-{id(monitor)}")
@@ -153,7 +155,7 @@ def _run(project_dir: Path, stack: StackFile) -> RunResult:
     outputs: dict[str, Any] = {}
 
     def program() -> pulumi.Output[None]:
-        namespace.update(runpy.run_path(str(project_dir), run_name="__main__"))
+        namespace.update(body())
         # The mock runtime finishes the root stack before the program runs, so exports never
         # reach the monitor; resolve them here instead.
         root = pulumi.runtime.get_root_resource()
@@ -183,4 +185,9 @@ def _run(project_dir: Path, stack: StackFile) -> RunResult:
 def run_program(project_dir: Path, stack: StackFile) -> RunResult:
     """Run `__main__.py` of `project_dir` for one stack, isolated from any earlier run in this
     process (the SDK keeps its settings and root stack in context variables)."""
-    return contextvars.Context().run(_run, project_dir, stack)
+    return run_callable(stack, lambda: runpy.run_path(str(project_dir), run_name="__main__"))
+
+
+def run_callable(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
+    """Run any program body under the same engine (the benchmark's SDK floor uses it)."""
+    return contextvars.Context().run(_run, stack, body)
