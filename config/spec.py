@@ -96,9 +96,3 @@ class PlatformSpec:
     def queue_names(self) -> dict[str, str]:
         """Tenant name -> queue name."""
         return {name: tenant.queue_name for name, tenant in self.tenants.items()}
-
-    def tenant_of_queue(self, queue: str) -> TenantSpec | None:
-        for tenant in self.tenants.values():
-            if tenant.queue_name == queue:
-                return tenant
-        return None

@@ -45,7 +45,6 @@ class DiffResult:
     changed: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
     removed: list[tuple[str, str]] = field(default_factory=list)
-    patches: list[str] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:

@@ -249,14 +249,43 @@ def _leaf_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]
     return [prefix]
 
 
-SEED_LEAVES = _leaf_paths(SEED)
+def _every_section() -> dict[str, Any]:
+    """The seed cluster plus the sections it leaves out, so the property test reaches every key."""
+    raw = copy.deepcopy(SEED)
+    raw["volcano"]["scheduler"] = {"actions": ["enqueue", "allocate", "backfill"], "hierarchy": False,
+                                   "binpack": {"weight": 5, "resources": {"rdma/hca_cpta": 1}},
+                                   "plugins": {"overcommit": {"tier": 2, "arguments": {"overcommit-factor": 1.2}}}}
+    raw["volcano"]["resources"] = {"scheduler": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+    raw["volcano"]["tolerations"] = [{"key": "control", "operator": "Exists"}]
+    raw["priorityClasses"] = {"p0-critical": {"value": 1000000}, "p3-low": {"value": 10, "preemptionPolicy": "Never"}}
+    raw["registries"] = {"mars-registry": {"server": "10.8.17.100:60066", "username": "svc",
+                                           "passwordSecret": "registry-password"}}
+    raw["secrets"] = {"registry-password": "pw", "hf-token": "hf"}
+    model = raw["models"][DEPLOY_MODEL]
+    model["imagePullSecrets"] = ["mars-registry"]
+    model["env"]["HF_HUB_TOKEN"] = {"secret": "hf-token"}
+    model["env"]["POD_IP"] = {"fieldPath": "status.podIP"}
+    model["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    raw["models"][LWS_MODEL]["topology"] = {"mode": "hard", "highestTier": 2}
+    raw["topology"]["domains"]["spinepair12"]["domains"]["leafpair34"]["nodes"] = [
+        "gpu-worker-[65-127]", {"names": "gpu-worker-128", "gpus": 4}]
+    return raw
+
+
+EVERY_SECTION = _every_section()
+SEED_LEAVES = _leaf_paths(EVERY_SECTION)
+
+
+def test_the_property_base_is_valid_and_reaches_every_section() -> None:
+    assert load(EVERY_SECTION).models
+    assert {path[0] for path in SEED_LEAVES} == set(TOP_LEVEL_KEYS)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(SEED_LEAVES), scalars | st.just({}) | st.just([]))
 def test_any_leaf_of_a_valid_stack_replaced_gives_a_spec_or_a_config_error(path: tuple[Any, ...], value: Any) -> None:
     """Reaches every section: each leaf of the seed cluster's config replaced by a random value."""
-    raw = json.loads(json.dumps(SEED))
+    raw = json.loads(json.dumps(EVERY_SECTION))
     node = raw
     for key in path[:-1]:
         node = node[key]

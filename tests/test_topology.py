@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from config.noderange import RangeError, expand
+from config.upstream import DISCOVERY_SOURCE_LABEL
 from offline.schemas import validate_objects
 from offline.summary import render_summary
 from offline.svg import render_svg
@@ -88,7 +89,7 @@ def test_explicit_mode_makes_three_hypernodes(render_raw: Any) -> None:
         ],
     }
     for manifest in nodes.values():
-        assert "volcano.sh/network-topology-source" not in manifest["metadata"].get("labels", {})
+        assert DISCOVERY_SOURCE_LABEL not in manifest["metadata"].get("labels", {})
     release = next(r for r in result.rendered.releases if r.data["release"] == "volcano")
     assert "controller_config_override" not in release.data["values"]["custom"]
     index = {e["urn"].split("::")[-1]: e for e in result.rendered.index}
