@@ -191,17 +191,11 @@ def floor_program(registrations: list[Registration]) -> dict[str, Any]:
             k8s.helm.v3.Release(reg.name, **_kwargs(reg.inputs, ("compat",)), opts=opts)
         elif token.startswith(("kubernetes:core/", "kubernetes:apps/", "kubernetes:scheduling.k8s.io/")):
             _typed_class(token.replace("scheduling.k8s.io", "scheduling"))(reg.name, **_kwargs(reg.inputs), opts=opts)
-        elif token.endswith("Patch"):
-            k8s.apiextensions.CustomResourcePatch(
-                reg.name,
-                api_version=reg.inputs["apiVersion"],
-                kind=reg.inputs["kind"],
-                metadata=reg.inputs.get("metadata"),
-                spec=reg.inputs.get("spec"),
-                opts=opts,
-            )
         else:
-            k8s.apiextensions.CustomResource(
+            custom = (
+                k8s.apiextensions.CustomResourcePatch if token.endswith("Patch") else k8s.apiextensions.CustomResource
+            )
+            custom(
                 reg.name,
                 api_version=reg.inputs["apiVersion"],
                 kind=reg.inputs["kind"],

@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kubernetes_objects import custom_resource
 from components.workloads import (
     deployment_manifest,
     leaderworkerset_manifest,
@@ -87,25 +88,17 @@ class MultiNodeModel(pulumi.ComponentResource):
             depends.append(deps.lws)
         child = pulumi.ResourceOptions(parent=self, depends_on=depends)
         if model.own_pod_group:
-            group = podgroup_manifest(model)
-            pod_group = k8s.apiextensions.CustomResource(
+            pod_group = custom_resource(
                 f"{name}-podgroup",
-                api_version=group["apiVersion"],
-                kind=group["kind"],
-                metadata=group["metadata"],
-                spec=group["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=deps.resources(), delete_before_replace=True),
+                podgroup_manifest(model),
+                pulumi.ResourceOptions(parent=self, depends_on=deps.resources(), delete_before_replace=True),
             )
             # Pods must find their PodGroup when they are created.
             child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[pod_group]))
-        lws = leaderworkerset_manifest(model)
-        k8s.apiextensions.CustomResource(
+        custom_resource(
             f"{name}-lws",
-            api_version=lws["apiVersion"],
-            kind=lws["kind"],
-            metadata=lws["metadata"],
-            spec=lws["spec"],
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
+            leaderworkerset_manifest(model),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
         )
         service = _service(name, service_manifest(model), child)
         self.register_outputs({"service": service.metadata["name"]})

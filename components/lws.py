@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.labels import MANAGED_BY
+from components.kubernetes_objects import release_in_namespace
 from config.lws import LwsConfig
 from config.merge import deep_merge
 from config.upstream import LWS_NAMESPACE, LWS_RELEASE, VOLCANO_SCHEDULER_NAME
@@ -31,21 +31,15 @@ class LwsInstall(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: LwsConfig, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:lws:LwsInstall", name, None, opts)
-        protect = pulumi.ResourceOptions(parent=self, protect=config.protect)
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            metadata={"name": LWS_NAMESPACE, "labels": dict(MANAGED_BY)},
-            opts=protect,
-        )
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name=LWS_RELEASE,
+        self.release = release_in_namespace(
+            name,
+            LWS_RELEASE,
+            LWS_NAMESPACE,
+            config.protect,
+            self,
             chart=config.chart,
             version=config.version,
-            namespace=LWS_NAMESPACE,
             values=lws_values(config),
             timeout=600,
-            max_history=10,
-            opts=pulumi.ResourceOptions.merge(protect, pulumi.ResourceOptions(depends_on=[namespace])),
         )
         self.register_outputs({"release": self.release.name})

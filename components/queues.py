@@ -7,6 +7,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kubernetes_objects import custom_resource
 from components.labels import MANAGED_BY, TENANT_LABEL
 from config.spec import PlatformSpec, TenantSpec
 from config.tenants import DefaultQueuePatch
@@ -88,13 +89,10 @@ class TenantQueues(pulumi.ComponentResource):
             depends: list[pulumi.Resource] = [volcano]
             if tenant.parent:
                 depends.append(self.queues[tenant.parent])
-            self.queues[tenant.name] = k8s.apiextensions.CustomResource(
+            self.queues[tenant.name] = custom_resource(
                 f"{name}-queue-{tenant.name}",
-                api_version=manifest["apiVersion"],
-                kind=manifest["kind"],
-                metadata=manifest["metadata"],
-                spec=manifest["spec"],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
+                manifest,
+                pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
             )
         if spec.config.default_queue is not None:
             k8s.apiextensions.CustomResourcePatch(

@@ -59,37 +59,32 @@ class WorkloadSecrets(pulumi.ComponentResource):
         super().__init__("volcano-platform:secrets:WorkloadSecrets", name, None, opts)
         self.by_namespace = {}
         values = spec.config.secrets
+        # (namespace, resource-name suffix, Secret name, Secret type, data)
+        wanted: list[tuple[str, str, str, str, dict[str, str]]] = []
         for namespace, names in sorted(secrets_needed(spec).items()):
-            for secret in sorted(names):
-                self._add(
-                    namespace,
-                    k8s.core.v1.Secret(
-                        f"{name}-{namespace}-{secret}",
-                        metadata={"name": secret, "namespace": namespace, "labels": dict(MANAGED_BY)},
-                        type="Opaque",
-                        string_data={SECRET_KEY: pulumi.Output.secret(values[secret].get_secret_value())},
-                        opts=pulumi.ResourceOptions(parent=self, depends_on=[namespaces[namespace]]),
-                    ),
-                )
+            for entry in sorted(names):
+                wanted.append((namespace, entry, entry, "Opaque", {SECRET_KEY: values[entry].get_secret_value()}))
         for namespace, registries in sorted(registries_needed(spec).items()):
             for registry in sorted(registries):
                 credential = spec.config.registries[registry]
                 password = values[credential.password_secret].get_secret_value()
-                self._add(
-                    namespace,
-                    k8s.core.v1.Secret(
-                        f"{name}-{namespace}-registry-{registry}",
-                        metadata={"name": registry, "namespace": namespace, "labels": dict(MANAGED_BY)},
-                        type="kubernetes.io/dockerconfigjson",
-                        string_data={
-                            ".dockerconfigjson": pulumi.Output.secret(
-                                docker_config(credential.server, credential.username, password)
-                            )
-                        },
-                        opts=pulumi.ResourceOptions(parent=self, depends_on=[namespaces[namespace]]),
-                    ),
+                config_json = docker_config(credential.server, credential.username, password)
+                wanted.append(
+                    (
+                        namespace,
+                        f"registry-{registry}",
+                        registry,
+                        "kubernetes.io/dockerconfigjson",
+                        {".dockerconfigjson": config_json},
+                    )
                 )
+        for namespace, suffix, secret_name, kind, data in wanted:
+            secret = k8s.core.v1.Secret(
+                f"{name}-{namespace}-{suffix}",
+                metadata={"name": secret_name, "namespace": namespace, "labels": dict(MANAGED_BY)},
+                type=kind,
+                string_data={key: pulumi.Output.secret(value) for key, value in data.items()},
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[namespaces[namespace]]),
+            )
+            self.by_namespace.setdefault(namespace, []).append(secret)
         self.register_outputs({})
-
-    def _add(self, namespace: str, secret: k8s.core.v1.Secret) -> None:
-        self.by_namespace.setdefault(namespace, []).append(secret)

@@ -7,6 +7,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kubernetes_objects import custom_resource
 from components.labels import MANAGED_BY
 from config.topology import TopologyConfig
 from config.topology_tree import Domain, Topology
@@ -66,15 +67,11 @@ class NetworkTopology(pulumi.ComponentResource):
             created: dict[str, pulumi.Resource] = {}
             # Children before parents, so a parent's members exist when it is admitted.
             for domain in sorted(topology.domains.values(), key=lambda d: d.tier):
-                manifest = hypernode_manifest(domain, topology)
                 depends = [volcano, *(created[c] for c in domain.children)]
-                created[domain.name] = k8s.apiextensions.CustomResource(
+                created[domain.name] = custom_resource(
                     f"{name}-hypernode-{domain.name}",
-                    api_version=manifest["apiVersion"],
-                    kind=manifest["kind"],
-                    metadata=manifest["metadata"],
-                    spec=manifest["spec"],
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
+                    hypernode_manifest(domain, topology),
+                    pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
                 )
         self.register_outputs(
             {"nodes": len(topology.node_leaf), "domains": len(topology.domains), "hyperNodes": topology.hyper_nodes}

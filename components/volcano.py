@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.labels import MANAGED_BY
+from components.kubernetes_objects import release_in_namespace
 from components.volcano_values import volcano_values
 from config.spec import PlatformSpec
 from config.upstream import VOLCANO_CHART, VOLCANO_NAMESPACE, VOLCANO_RELEASE
@@ -25,24 +25,18 @@ class VolcanoInstall(pulumi.ComponentResource):
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:volcano:VolcanoInstall", name, None, opts)
         volcano = spec.config.volcano
-        protect = pulumi.ResourceOptions(parent=self, protect=volcano.protect)
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            metadata={"name": VOLCANO_NAMESPACE, "labels": dict(MANAGED_BY)},
-            opts=protect,
-        )
-        self.release = k8s.helm.v3.Release(
-            f"{name}-release",
-            name=VOLCANO_RELEASE,
+        self.release = release_in_namespace(
+            name,
+            VOLCANO_RELEASE,
+            VOLCANO_NAMESPACE,
+            volcano.protect,
+            self,
             chart=VOLCANO_CHART,
             version=volcano.version,
             repository_opts={"repo": volcano.repository},
-            namespace=VOLCANO_NAMESPACE,
             values=volcano_values(spec),
             # The admission init Job must finish before Queues can be created.
             wait_for_jobs=True,
             timeout=900,
-            max_history=10,
-            opts=pulumi.ResourceOptions.merge(protect, pulumi.ResourceOptions(depends_on=[namespace])),
         )
         self.register_outputs({"release": self.release.name, "namespace": VOLCANO_NAMESPACE})

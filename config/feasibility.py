@@ -126,14 +126,7 @@ def _place(
     if constraint is None or (constraint.mode == "hard" and model.highest_tier is None):
         placement = Placement(model.name, "any" if constraint is None else "hard", None, replicas, cluster_fit)
         if not placement.fits:
-            problems.append(
-                Problem(
-                    join_path(path, "replicas"),
-                    f"only {cluster_fit} of {replicas} replica(s) fit the whole cluster; each needs {_need(model)}",
-                    "lower `replicas`, or add nodes to the topology",
-                    got=replicas,
-                )
-            )
+            problems.append(_cluster_too_small(model, cluster_fit, path))
         return placement, problems
 
     if constraint.mode == "hard":
@@ -194,15 +187,18 @@ def _place(
             )
         )
     else:
-        problems.append(
-            Problem(
-                join_path(path, "replicas"),
-                f"only {cluster_fit} of {replicas} replica(s) fit the whole cluster; each needs {_need(model)}",
-                "lower `replicas`, or add nodes to the topology",
-                got=replicas,
-            )
-        )
+        problems.append(_cluster_too_small(model, cluster_fit, path))
     return placement, problems
+
+
+def _cluster_too_small(model: ModelSpec, cluster_fit: int, path: str) -> Problem:
+    replicas = model.config.replicas
+    return Problem(
+        join_path(path, "replicas"),
+        f"only {cluster_fit} of {replicas} replica(s) fit the whole cluster; each needs {_need(model)}",
+        "lower `replicas`, or add nodes to the topology",
+        got=replicas,
+    )
 
 
 def _best_domain(capacity: _Capacity, tier: int, model: ModelSpec) -> tuple[str, int]:

@@ -252,14 +252,18 @@ def _leaf_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]
 def _every_section() -> dict[str, Any]:
     """The seed cluster plus the sections it leaves out, so the property test reaches every key."""
     raw = copy.deepcopy(SEED)
-    raw["volcano"]["scheduler"] = {"actions": ["enqueue", "allocate", "backfill"], "hierarchy": False,
-                                   "binpack": {"weight": 5, "resources": {"rdma/hca_cpta": 1}},
-                                   "plugins": {"overcommit": {"tier": 2, "arguments": {"overcommit-factor": 1.2}}}}
+    raw["volcano"]["scheduler"] = {
+        "actions": ["enqueue", "allocate", "backfill"],
+        "hierarchy": False,
+        "binpack": {"weight": 5, "resources": {"rdma/hca_cpta": 1}},
+        "plugins": {"overcommit": {"tier": 2, "arguments": {"overcommit-factor": 1.2}}},
+    }
     raw["volcano"]["resources"] = {"scheduler": {"requests": {"cpu": "1", "memory": "1Gi"}}}
     raw["volcano"]["tolerations"] = [{"key": "control", "operator": "Exists"}]
     raw["priorityClasses"] = {"p0-critical": {"value": 1000000}, "p3-low": {"value": 10, "preemptionPolicy": "Never"}}
-    raw["registries"] = {"mars-registry": {"server": "10.8.17.100:60066", "username": "svc",
-                                           "passwordSecret": "registry-password"}}
+    raw["registries"] = {
+        "mars-registry": {"server": "10.8.17.100:60066", "username": "svc", "passwordSecret": "registry-password"}
+    }
     raw["secrets"] = {"registry-password": "pw", "hf-token": "hf"}
     model = raw["models"][DEPLOY_MODEL]
     model["imagePullSecrets"] = ["mars-registry"]
@@ -268,7 +272,9 @@ def _every_section() -> dict[str, Any]:
     model["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
     raw["models"][LWS_MODEL]["topology"] = {"mode": "hard", "highestTier": 2}
     raw["topology"]["domains"]["spinepair12"]["domains"]["leafpair34"]["nodes"] = [
-        "gpu-worker-[65-127]", {"names": "gpu-worker-128", "gpus": 4}]
+        "gpu-worker-[65-127]",
+        {"names": "gpu-worker-128", "gpus": 4},
+    ]
     return raw
 
 
