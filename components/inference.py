@@ -14,6 +14,7 @@ from components.workloads import (
     deployment_manifest,
     leaderworkerset_manifest,
     podgroup_manifest,
+    rollout_timeouts,
     service_manifest,
 )
 from config.spec import ModelSpec
@@ -64,12 +65,19 @@ class SingleNodeModel(pulumi.ComponentResource):
         super().__init__(SINGLE_NODE_TYPE, name, None, _kind_change_alias(opts, MULTI_NODE_TYPE))
         child = pulumi.ResourceOptions(parent=self, depends_on=deps.resources())
         manifest = deployment_manifest(model)
+        create, update = rollout_timeouts(model)
         k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=manifest["metadata"],
             spec=manifest["spec"],
-            # The name is fixed: a replacement (e.g. a new selector) must free it first.
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
+            # The name is fixed: a replacement (e.g. a new selector) must free it first. Loading
+            # weights outlasts the provider's 10-minute wait, so the wait follows the load budget.
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    delete_before_replace=True, custom_timeouts=pulumi.CustomTimeouts(create=create, update=update)
+                ),
+            ),
         )
         service = _service(name, service_manifest(model), child)
         self.register_outputs({"service": service.metadata["name"]})

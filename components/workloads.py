@@ -23,6 +23,7 @@ from config.upstream import (
     LWS_WORKER_INDEX_LABEL,
     PODGROUP_API_VERSION,
     QUEUE_ANNOTATION,
+    SKIP_AWAIT_ANNOTATION,
 )
 
 
@@ -63,15 +64,29 @@ def deployment_manifest(model: ModelSpec) -> dict[str, Any]:
     }
 
 
+def rollout_timeouts(model: ModelSpec) -> tuple[str, str]:
+    """How long `pulumi up` may wait for a Deployment (create, update). Replicas load their weights
+    in parallel on create; an update replaces `maxUnavailable` of them at a time."""
+    cfg = model.config
+    load = cfg.startup.load_timeout_seconds
+    step = cfg.rollout.max_unavailable if isinstance(cfg.rollout.max_unavailable, int) else 1
+    rounds = -(-max(cfg.replicas, 1) // max(step, 1))
+    return f"{load + 600}s", f"{rounds * load + 600}s"
+
+
 def service_manifest(model: ModelSpec) -> dict[str, Any]:
-    """ClusterIP Service in front of the servers (the leaders, for multi-node models)."""
+    """ClusterIP Service in front of the servers (the leaders, for multi-node models). `pulumi up`
+    does not wait for its endpoints: they appear only once the weights are loaded (and never for a
+    model scaled to zero); the workload's own rollout is what is awaited."""
     selector = (
         {LWS_NAME_LABEL: model.name, LWS_WORKER_INDEX_LABEL: "0"} if model.multi_node else model_selector(model.name)
     )
+    metadata = _metadata(model, model.service_name)
+    metadata["annotations"] = {SKIP_AWAIT_ANNOTATION: "true"}
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _metadata(model, model.service_name),
+        "metadata": metadata,
         "spec": {
             "type": "ClusterIP",
             "selector": selector,

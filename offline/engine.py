@@ -39,6 +39,7 @@ class Registration:
     replace_on_changes: list[str] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)
     provider: str = ""
+    custom_timeouts: dict[str, str] = field(default_factory=dict)
     aliases: list[str] = field(default_factory=list)
     """Earlier identities the program declares, e.g. `type=<old type>` (the engine applies them to
     the children too). pulumi-kubernetes' own aliases to older API versions are left out."""
@@ -110,6 +111,11 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 dependencies=sorted(set(request.dependencies)),
                 provider=request.provider,
                 aliases=[a for a in map(_describe_alias, request.aliases) if not a.startswith("type=kubernetes:")],
+                custom_timeouts={
+                    key: value
+                    for key in ("create", "update", "delete")
+                    if (value := getattr(request.customTimeouts, key))
+                },
             )
         return super().RegisterResource(request)
 

@@ -113,6 +113,7 @@ def _index_entry(reg: Registration, file: str | None) -> dict[str, Any]:
         ("deleteBeforeReplace", reg.delete_before_replace),
         ("replaceOnChanges", reg.replace_on_changes),
         ("dependsOn", reg.dependencies),
+        ("customTimeouts", reg.custom_timeouts),
         ("aliases", reg.aliases),
     ):
         if value:

@@ -323,3 +323,13 @@ def test_secrets_become_kubernetes_secrets_referenced_by_name(render_raw: Any) -
     assert secret["type"] == "Opaque" and secret["stringData"] == "[secret]"
     pull = result.rendered.find("Secret", "mars-registry", "a01").manifest
     assert pull["type"] == "kubernetes.io/dockerconfigjson" and pull["stringData"] == "[secret]"
+
+
+def test_pulumi_up_waits_as_long_as_the_weights_take(committed_render: Any, render_raw: Any) -> None:
+    index = {e["urn"].split("::")[-1]: e for e in committed_render("aicloud-a").rendered.index}
+    assert index[f"model-{DEPLOY_MODEL}-deployment"]["customTimeouts"] == {"create": "1500s", "update": "1500s"}
+    scaled = render_raw(mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(replicas=3)))
+    entry = next(e for e in scaled.rendered.index if e["urn"].endswith(f"::model-{DEPLOY_MODEL}-deployment"))
+    assert entry["customTimeouts"] == {"create": "1500s", "update": "3300s"}  # one replica at a time
+    for service in committed_render("aicloud-a").rendered.by_kind("Service"):
+        assert service.manifest["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
