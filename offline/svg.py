@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from config.spec import PlatformSpec
 from offline.demand import DomainDemand, domain_demand
 
-BOX_W, BOX_H, GAP_X, ROW_H, MARGIN = 200, 78, 24, 120, 24
+BOX_W, BOX_H, GAP_X, ROW_H, MARGIN, MIN_WIDTH = 200, 78, 24, 120, 24, 560
 HARD, SOFT, FREE, SHORT = "#b03a2e", "#f0a04b", "#e8eef4", "#d62728"
 
 
@@ -36,18 +36,21 @@ def render_svg(spec: PlatformSpec) -> str:
     demand = domain_demand(spec)
     leaves = [d for d in topology.domains.values() if d.tier == 1]
     order = {name: i for i, name in enumerate(_leaf_order(spec))}
+    tree_width = max(len(leaves), 1) * (BOX_W + GAP_X) - GAP_X
+    width = max(MARGIN * 2 + tree_width, MIN_WIDTH)
+    left = (width - tree_width) / 2  # centre a narrow tree under the title
     x_of: dict[str, float] = {}
     for leaf in leaves:
-        x_of[leaf.name] = MARGIN + order[leaf.name] * (BOX_W + GAP_X)
+        x_of[leaf.name] = left + order[leaf.name] * (BOX_W + GAP_X)
     for tier in range(2, topology.top_tier + 1):
         for domain in topology.at_tier(tier):
             xs = [x_of[c] for c in domain.children if c in x_of]
-            x_of[domain.name] = sum(xs) / len(xs) if xs else MARGIN
-    width = MARGIN * 2 + max(len(leaves), 1) * (BOX_W + GAP_X)
-    height = MARGIN * 2 + topology.top_tier * ROW_H + 40
+            x_of[domain.name] = sum(xs) / len(xs) if xs else left
+    header = 56
+    height = MARGIN * 2 + header + (topology.top_tier - 1) * ROW_H + BOX_H
 
     def y_of(tier: int) -> float:
-        return MARGIN + 40 + (topology.top_tier - tier) * ROW_H
+        return MARGIN + header + (topology.top_tier - tier) * ROW_H
 
     root = ET.Element(
         "svg",
@@ -58,15 +61,9 @@ def render_svg(spec: PlatformSpec) -> str:
     )
     title = ET.SubElement(root, "title")
     title.text = f"Network topology of {spec.cluster_name}"
-    _text(
-        root,
-        width / 2,
-        MARGIN + 10,
-        f"{spec.cluster_name}: {len(topology.node_gpus)} nodes, "
-        f"{topology.total_gpus} GPUs; bars = GPUs planned for hard (dark) / soft (light) models",
-        13,
-        "bold",
-    )
+    summary = f"{spec.cluster_name}: {len(topology.node_gpus)} nodes, {topology.total_gpus} GPUs"
+    _text(root, width / 2, MARGIN + 12, summary, 14, "bold")
+    _text(root, width / 2, MARGIN + 32, "bars: GPUs planned for hard- (dark) and soft-constrained (light) models", 12)
     for domain in topology.domains.values():
         if domain.parent is not None:
             ET.SubElement(
