@@ -16,6 +16,10 @@ the config models by `make schema`; a test fails when this file is out of date. 
 camelCase; `<name>` stands for a key you choose (a tenant, a model, a domain...). A key that is
 not listed here is an error, reported with the closest valid key.
 
+Every optional key has the default shown, so a stack file states only what differs from it.
+Settings that several models of a stack share go once in `modelDefaults`, which is merged under
+every model (a model's own values win; mappings merge key by key).
+
 Editors that read `# yaml-language-server: $schema=./schema/pulumi-stack.schema.json` (the first
 line of the example stacks) complete and check these keys as you type.
 """

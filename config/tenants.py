@@ -56,7 +56,9 @@ class TenantConfig(ConfigModel):
 
 
 class DefaultQueuePatch(ConfigModel):
-    """Changes to the scheduler-owned `default` queue (it cannot be created or deleted)."""
+    """Changes to the scheduler-owned `default` queue, applied as a server-side patch (the queue
+    cannot be created or deleted). Its open/closed state is status, not spec (`vcctl queue operate`
+    closes it); a GPU capability of 0 keeps GPU pods out of it just as well."""
 
     weight: Annotated[int, Field(ge=1, le=QUEUE_WEIGHT_MAX)] | None = None
     """Weight of the default queue."""
