@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Tag, ValidationError
@@ -86,13 +86,17 @@ _TYPE_FIXES = {
 
 
 def problems_from_validation_error(
-    error: ValidationError, root: type[BaseModel], prefix: tuple[object, ...] = ()
+    error: ValidationError,
+    root: type[BaseModel],
+    relocate: Callable[[tuple[object, ...]], tuple[object, ...]] = lambda loc: loc,
 ) -> list[Problem]:
-    """Turn pydantic's errors into problems with key paths, values and fixes."""
+    """Turn pydantic's errors into problems with key paths, values and fixes. `relocate` moves a
+    location to where the value was written (e.g. `modelDefaults` rather than every model)."""
     problems: list[Problem] = []
     seen: set[tuple[str, str]] = set()
     for item in error.errors(include_url=False):
-        loc = prefix + tuple(_clean_loc(item["loc"]))
+        validated = tuple(_clean_loc(item["loc"]))
+        loc = relocate(validated)
         kind = item["type"]
         ctx = item.get("ctx") or {}
         got: object = item.get("input", NOT_GIVEN)
@@ -102,7 +106,7 @@ def problems_from_validation_error(
             message, fix = str(ctx.get("message", item["msg"])), str(ctx.get("fix", ""))
         elif kind == "extra_forbidden":
             key = loc[-1]
-            allowed = _allowed_keys(root, loc[len(prefix) : -1])
+            allowed = _allowed_keys(root, validated[:-1])
             close = difflib.get_close_matches(str(key), allowed, n=1)
             message = f"unknown key `{key}`"
             if close:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -50,6 +50,30 @@ def _apply_model_defaults(raw: dict[str, Any], problems: list[Problem]) -> dict[
     return {**raw, "models": merged}
 
 
+def _has(data: Any, path: tuple[object, ...]) -> bool:
+    """Whether `data` holds a value at `path` (mapping keys and list indexes)."""
+    for key in path:
+        in_mapping = isinstance(data, Mapping) and key in data
+        in_list = isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data)
+        if not (in_mapping or in_list):
+            return False
+        data = data[key]
+    return True
+
+
+def _blame_model_defaults(models: Any, defaults: Any) -> Callable[[tuple[object, ...]], tuple[object, ...]]:
+    """A bad value a model inherits from `modelDefaults` is reported once, where it was written."""
+
+    def relocate(loc: tuple[object, ...]) -> tuple[object, ...]:
+        if len(loc) > 2 and loc[0] == "models" and isinstance(models, Mapping) and isinstance(defaults, Mapping):
+            rest = loc[2:]
+            if not _has(models.get(loc[1]), rest) and _has(defaults, rest):
+                return ("modelDefaults", *rest)
+        return loc
+
+    return relocate
+
+
 def load_raw(raw: Mapping[str, Any], stack: str, plaintext_secrets: Collection[str] = ()) -> PlatformSpec:
     """Validate a stack's config (top-level keys without the project prefix).
 
@@ -62,7 +86,8 @@ def load_raw(raw: Mapping[str, Any], stack: str, plaintext_secrets: Collection[s
     try:
         config = StackConfig.model_validate_json(json.dumps(data, default=str))
     except ValidationError as exc:
-        raise ConfigError(problems + problems_from_validation_error(exc, StackConfig)) from None
+        relocate = _blame_model_defaults(raw.get("models"), raw.get("modelDefaults"))
+        raise ConfigError(problems + problems_from_validation_error(exc, StackConfig, relocate)) from None
     for name in plaintext_secrets:
         problems.append(
             Problem(

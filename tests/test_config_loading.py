@@ -300,3 +300,10 @@ def test_any_leaf_of_a_valid_stack_replaced_gives_a_spec_or_a_config_error(path:
         config.load_raw(raw, "fuzz")
     except config.ConfigError as error:
         assert error.problems
+
+
+def test_a_bad_model_default_is_reported_once_where_it_was_written() -> None:
+    problems = problems_of(mutate(SEED, _set(["modelDefaults", "port"], "8080")))
+    assert [p.path for p in problems] == ["modelDefaults.port"]
+    own = problems_of(mutate(SEED, _set(["models", DEPLOY_MODEL, "port"], "8080")))
+    assert [p.path for p in own] == [f"models.{DEPLOY_MODEL}.port"]
