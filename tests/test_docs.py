@@ -1,0 +1,31 @@
+"""The README and docs stay true: counts, commands and links match the project."""
+
+from __future__ import annotations
+
+import re
+
+from policy.pack import POLICIES
+from tests.conftest import PROJECT_DIR
+
+README = (PROJECT_DIR / "README.md").read_text()
+
+
+def test_readme_counts_match_the_project() -> None:
+    corpus = len(list((PROJECT_DIR / "tests" / "bad_configs").glob("*.yaml")))
+    assert f"holds **{corpus}** invalid stack files" in README
+    assert f"(`policy/`, **{len(POLICIES)}** rules)" in README
+
+
+def test_readme_commands_are_makefile_targets() -> None:
+    makefile = (PROJECT_DIR / "Makefile").read_text()
+    for target in re.findall(r"^make (\w+)", README, flags=re.MULTILINE):
+        assert re.search(rf"^{target}:", makefile, flags=re.MULTILINE), f"`make {target}` is not a target"
+    assert "```sh\nmake render\n```" in README and "```sh\nmake test\n```" in README
+
+
+def test_relative_links_resolve() -> None:
+    for doc in [PROJECT_DIR / "README.md", *sorted((PROJECT_DIR / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#:]+)\)", doc.read_text()):
+            assert (doc.parent / target).exists(), f"{doc.name} links to missing {target}"
+    for path in re.findall(r"`((?:docs|schema|bench)/[\w./-]+)`", README):
+        assert (PROJECT_DIR / path).exists(), f"README names missing {path}"
