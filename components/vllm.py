@@ -89,12 +89,23 @@ def leader_script(model: ModelSpec) -> str:
 
 
 def worker_script(model: ModelSpec) -> str:
-    """Join the leader's Ray head and block; the container exits if the head goes away."""
+    """Wait (bounded) for the leader's Ray head, join it and block; the container exits if the
+    head goes away. Waiting first matters: with `RecreateGroupOnPodRestart` a worker that failed
+    because it started before the head would restart the whole group, again and again."""
     cfg = model.config
+    timeout = cfg.ray.group_timeout_seconds
+    head = f'"$LWS_LEADER_ADDRESS:{cfg.ray.port}"'
     return "\n".join(
         [
             "set -eu",
-            f'exec ray start --address="$LWS_LEADER_ADDRESS:{cfg.ray.port}" '
-            f"--num-gpus={model.gpus_per_pod} --disable-usage-stats --block",
+            f"deadline=$(( $(date +%s) + {timeout} ))",
+            f"until ray health-check --address {head} >/dev/null 2>&1; do",
+            '  if [ "$(date +%s)" -ge "$deadline" ]; then',
+            f'    echo "the Ray head did not come up within {timeout}s; restarting the group" >&2',
+            "    exit 1",
+            "  fi",
+            "  sleep 5",
+            "done",
+            f"exec ray start --address={head} --num-gpus={model.gpus_per_pod} --disable-usage-stats --block",
         ]
     )

@@ -108,6 +108,8 @@ def test_seed_multi_node_model_is_a_gang_scheduled_leaderworkerset(committed_ren
     assert leader["startupProbe"]["failureThreshold"] * leader["startupProbe"]["periodSeconds"] >= 1800
     worker = _container(template["workerTemplate"])
     assert 'ray start --address="$LWS_LEADER_ADDRESS:6379" --num-gpus=8' in worker["args"][0]
+    # Workers wait for the head first: a worker restart would recreate the whole group.
+    assert worker["args"][0].index("ray health-check") < worker["args"][0].index("exec ray start")
     assert "startupProbe" not in worker and "ports" not in worker
 
 
