@@ -31,8 +31,8 @@ GENERATED_FLAGS = {
     "--model": "source",
 }
 _CREDENTIAL_NAME = re.compile(r"(TOKEN|PASSWORD|PASSWD|SECRET|API_KEY|ACCESS_KEY|PRIVATE_KEY)", re.I)
-# Variables the platform sets itself (LWS injects the LWS_* ones).
-RESERVED_ENV = ("LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX", "HF_TOKEN", "VLLM_HOST_IP")
+# Variables LWS injects into every container of a LeaderWorkerSet.
+LWS_ENV = ("LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX")
 _CAPABILITY = re.compile(r"^[A-Z][A-Z_]*$")
 
 
@@ -157,12 +157,22 @@ def _engine_args(model: ModelSpec) -> list[Problem]:
 
 
 def _environment(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    cfg = model.config
     path = join_path("models", model.name, "env")
     problems: list[Problem] = []
-    for name, value in model.config.env.items():
+    platform_set = {
+        **(dict.fromkeys(LWS_ENV, "LeaderWorkerSet injects it") if model.multi_node else {}),
+        **({"VLLM_HOST_IP": "the platform sets it to the pod IP"} if model.multi_node else {}),
+        **(
+            {"HF_TOKEN": "the platform sets it from `source.hub.tokenSecret`"}
+            if cfg.source.hub and cfg.source.hub.token_secret
+            else {}
+        ),
+    }
+    for name, value in cfg.env.items():
         var_path = join_path(path, name)
-        if name in RESERVED_ENV:
-            problems.append(Problem(var_path, f"`{name}` is set by the platform", "remove it from `env`"))
+        if name in platform_set:
+            problems.append(Problem(var_path, f"`{name}` is set already: {platform_set[name]}", "remove it from `env`"))
         elif isinstance(value, str) and _CREDENTIAL_NAME.search(name) and value:
             problems.append(
                 Problem(

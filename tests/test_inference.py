@@ -335,3 +335,12 @@ def test_pulumi_up_waits_as_long_as_the_weights_take(committed_render: Any, rend
     assert entry["customTimeouts"] == {"create": "1500s", "update": "3300s"}  # one replica at a time
     for service in committed_render("aicloud-a").rendered.by_kind("Service"):
         assert service.manifest["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
+
+
+def test_env_the_platform_sets_is_reserved_only_where_it_sets_it() -> None:
+    raw = mutate(SEED, lambda r: r.update(secrets={"hf-token": "x"}))
+    raw["models"][DEPLOY_MODEL]["env"]["HF_TOKEN"] = {"secret": "hf-token"}
+    raw["models"][DEPLOY_MODEL]["env"]["VLLM_HOST_IP"] = "10.0.0.1"
+    assert load(raw).models[DEPLOY_MODEL].config.env["VLLM_HOST_IP"] == "10.0.0.1"
+    raw["models"][LWS_MODEL]["env"]["VLLM_HOST_IP"] = "10.0.0.1"
+    assert paths_of(raw) == [f"models.{LWS_MODEL}.env.VLLM_HOST_IP"]
