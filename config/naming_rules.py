@@ -78,37 +78,25 @@ def _namespaces(spec: PlatformSpec) -> list[Problem]:
 
 
 def _services(spec: PlatformSpec) -> list[Problem]:
-    """Service names per namespace: the model Services and the LWS headless Services."""
+    """Service names per namespace: the models' Services and the LWS headless Services (LWS
+    creates one named exactly like each LeaderWorkerSet)."""
     problems: list[Problem] = []
-    taken: dict[tuple[str, str], str] = {}
-    claims: list[tuple[str, str, str, str]] = []  # namespace, name, model, path
+    owners: dict[tuple[str, str], tuple[str, bool]] = {}  # (namespace, name) -> (model, headless)
+    claims: list[tuple[str, str, str, bool, str]] = []  # namespace, name, model, headless, path
     for model in spec.models.values():
         path = join_path("models", model.name)
-        claims.append((model.namespace, model.service_name, model.name, join_path(path, "serviceName")))
         if model.multi_node:
-            # LWS creates a headless Service named exactly like the LeaderWorkerSet.
-            claims.append((model.namespace, model.name, model.name, path))
-    for namespace, name, model_name, path in claims:
-        key = (namespace, name)
-        if key in taken and taken[key] != model_name:
-            problems.append(
-                Problem(
-                    path,
-                    f"Service `{name}` in namespace `{namespace}` is also used by model "
-                    f"`{taken[key]}` (a multi-node model's LeaderWorkerSet owns a headless "
-                    "Service of its own name)",
-                    "set a distinct `serviceName`",
-                    got=name,
-                )
-            )
-        elif key in taken:
-            problems.append(
-                Problem(
-                    path,
-                    f"the model's Service `{name}` collides with its LeaderWorkerSet's headless Service",
-                    "choose another `serviceName`",
-                    got=name,
-                )
-            )
-        taken.setdefault(key, model_name)
+            claims.append((model.namespace, model.name, model.name, True, path))
+        claims.append((model.namespace, model.service_name, model.name, False, join_path(path, "serviceName")))
+    for namespace, name, model_name, headless, path in claims:
+        owner = owners.setdefault((namespace, name), (model_name, headless))
+        if owner == (model_name, headless):
+            continue
+        other, other_headless = owner
+        if other == model_name:
+            message = f"the model's Service `{name}` collides with its LeaderWorkerSet's headless Service"
+        else:
+            kind = "the headless Service of the LeaderWorkerSet" if other_headless else "the Service"
+            message = f"Service `{name}` in namespace `{namespace}` is already {kind} of model `{other}`"
+        problems.append(Problem(path, message, "set a distinct `serviceName`", got=name))
     return problems
