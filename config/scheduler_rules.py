@@ -74,13 +74,17 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
                 got=scheduler.queue_plugin,
             )
         )
-    elif has_parents and scheduler.hierarchy is False:
+    elif has_parents and not any(
+        entry["name"] == "capacity" and entry.get("enableHierarchy")
+        for tier in conf["tiers"]
+        for entry in tier["plugins"]
+    ):
+        where = "hierarchy" if scheduler.hierarchy is False else "plugins.capacity.flags"
         problems.append(
             Problem(
-                join_path(BASE, "hierarchy"),
-                "tenant queues have parents, but hierarchy is off",
-                "remove `hierarchy: false` (it defaults to on with parent queues)",
-                got=False,
+                join_path(BASE, where),
+                "tenant queues have parents, but the capacity plugin's `enableHierarchy` is off",
+                "remove the setting that turns it off (it defaults to on with parent queues)",
             )
         )
     for tier in conf["tiers"]:

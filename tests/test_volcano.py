@@ -260,3 +260,23 @@ def test_scheduler_conf_is_a_readable_block_in_the_render(committed_render: Any,
     text = (tmp_path / "helm" / "volcano.yaml").read_text()
     assert "    scheduler_config_override: |\n      actions: enqueue, allocate, preempt, reclaim, backfill\n" in text
     assert "\\n" not in text
+
+
+def test_hierarchy_cannot_be_switched_off_through_a_plugin_override() -> None:
+    raw = mutate(
+        SEED,
+        lambda r: r["tenants"].update(
+            org={
+                "namespaces": [],
+                "queue": {
+                    "capability": {"mars-tech.com/gpu": 1024},
+                    "deserved": {"mars-tech.com/gpu": 768},
+                    "guarantee": {"mars-tech.com/gpu": 128},
+                },
+            }
+        ),
+    )
+    for tenant in ("tenanta", "tenantb"):
+        raw["tenants"][tenant]["queue"]["parent"] = "org"
+    override = mutate(raw, _scheduler(plugins={"capacity": {"flags": {"enableHierarchy": False}}}))
+    assert "volcano.scheduler.plugins.capacity.flags" in paths_of(override)
