@@ -79,10 +79,10 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
         for tier in conf["tiers"]
         for entry in tier["plugins"]
     ):
-        where = "hierarchy" if scheduler.hierarchy is False else "plugins.capacity.flags"
+        where = ("hierarchy",) if scheduler.hierarchy is False else ("plugins", "capacity", "flags")
         problems.append(
             Problem(
-                join_path(BASE, where),
+                join_path(BASE, *where),
                 "tenant queues have parents, but the capacity plugin's `enableHierarchy` is off",
                 "remove the setting that turns it off (it defaults to on with parent queues)",
             )
