@@ -119,6 +119,10 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         ],
         rows,
     )
+    endpoints = rendered.outputs.get("endpoints") or {}
+    if endpoints:
+        lines += ["", "Endpoints (OpenAI-compatible, inside the cluster):", ""]
+        lines += [f"- `{name}`: {url}" for name, url in sorted(endpoints.items())]
     lines.append("")
 
     if spec.topology is not None:

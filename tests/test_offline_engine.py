@@ -262,3 +262,15 @@ def test_committed_stack_renders_match_their_files_byte_for_byte(tmp_path: Path)
     assert main(["render", "--stack", "dev", "--out", str(tmp_path / "cli")]) == 0
     comparison = filecmp.dircmp(tmp_path / "lib", tmp_path / "cli")
     assert not comparison.diff_files and not comparison.left_only and not comparison.right_only
+
+
+def test_summary_lists_tenants_models_placement_and_endpoints(committed_render: Any) -> None:
+    from offline.summary import render_summary
+
+    result = committed_render("aicloud-a")
+    summary = render_summary(result.spec, result.rendered)
+    for section in ("## Resources", "## Scheduler", "## Tenants and quotas", "## Models", "## Topology", "## Warnings"):
+        assert section in summary
+    assert "| qwen2-72b-tenanta | LeaderWorkerSet | tenanta/a01 |" in summary
+    assert "fits tier 1 (64 replica slots)" in summary
+    assert "- `qwen8b-preemptor`: http://qwen8b.a01.svc:8080" in summary
