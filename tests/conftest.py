@@ -76,3 +76,16 @@ def mutate(raw: dict[str, Any], change: Callable[[dict[str, Any]], object]) -> d
     copied = copy.deepcopy(raw)
     change(copied)
     return copied
+
+
+def under_parent_org(raw: dict[str, Any], **queue: Any) -> dict[str, Any]:
+    """The seed cluster's two tenants placed under a parent tenant `org` (hierarchical queues)."""
+    gpu = "mars-tech.com/gpu"
+    out = copy.deepcopy(raw)
+    out["tenants"]["org"] = {
+        "namespaces": [],
+        "queue": {"capability": {gpu: 1024}, "deserved": {gpu: 768}, "guarantee": {gpu: 128}, **queue},
+    }
+    for tenant in ("tenanta", "tenantb"):
+        out["tenants"][tenant]["queue"]["parent"] = "org"
+    return out

@@ -222,6 +222,17 @@ def test_check_command_exit_code_on_invalid_config(tmp_path: Path) -> None:
     assert main(["check", "--stack", "bad", "--config-file", str(path)]) == 2
 
 
+def _diff_at_head(clone: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "offline", "diff", "--stack", "dev", "--base", "HEAD"],
+        cwd=clone,
+        env={**os.environ, "PYTHONPATH": str(clone)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def test_diff_against_a_git_revision(tmp_path: Path) -> None:
     """Renders the stack at HEAD of a clone and in its working tree, and compares them."""
     clone = tmp_path / "clone"
@@ -230,28 +241,13 @@ def test_diff_against_a_git_revision(tmp_path: Path) -> None:
         pytest.skip("the committed history has no dev stack yet")
     stack_file = clone / "Pulumi.dev.yaml"
     stack_file.write_text(stack_file.read_text().replace("maxModelLen: 8192", "maxModelLen: 4096"))
-    env = {**os.environ, "PYTHONPATH": str(clone)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "offline", "diff", "--stack", "dev", "--base", "HEAD"],
-        cwd=clone,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 1, proc.stderr
-    assert "stack dev: HEAD -> working tree" in proc.stdout
-    assert "  ~ manifests/Deployment.team-a.qwen3-0-6b.yaml" in proc.stdout
-    assert "+        - '4096'" in proc.stdout
+    changed = _diff_at_head(clone)
+    assert changed.returncode == 1, changed.stderr
+    assert "stack dev: HEAD -> working tree" in changed.stdout
+    assert "  ~ manifests/Deployment.team-a.qwen3-0-6b.yaml" in changed.stdout
+    assert "+        - '4096'" in changed.stdout
     subprocess.run(["git", "-C", str(clone), "checkout", "-q", "--", "Pulumi.dev.yaml"], check=True)
-    same = subprocess.run(
-        [sys.executable, "-m", "offline", "diff", "--stack", "dev", "--base", "HEAD"],
-        cwd=clone,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    same = _diff_at_head(clone)
     assert same.returncode == 0, same.stdout + same.stderr
     assert "no changes" in same.stdout
 

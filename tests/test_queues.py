@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from offline.schemas import validate_objects
-from tests.conftest import load, mutate, problems_of, requires_upstream, stack_raw
+from tests.conftest import load, mutate, problems_of, requires_upstream, stack_raw, under_parent_org
 
 SEED = stack_raw("aicloud-a")
 GPU = "mars-tech.com/gpu"
@@ -15,22 +15,6 @@ GPU = "mars-tech.com/gpu"
 
 def _queue(**queue: Any) -> Any:
     return lambda raw: raw["tenants"]["tenantb"]["queue"].update(queue)
-
-
-def _org(raw: dict[str, Any], **queue: Any) -> dict[str, Any]:
-    """The seed's tenants placed under a parent tenant `org`."""
-    out = mutate(
-        raw,
-        lambda r: r["tenants"].update(
-            org={
-                "namespaces": [],
-                "queue": {"capability": {GPU: 1024}, "deserved": {GPU: 768}, "guarantee": {GPU: 128}, **queue},
-            }
-        ),
-    )
-    for tenant in ("tenanta", "tenantb"):
-        out["tenants"][tenant]["queue"]["parent"] = "org"
-    return out
 
 
 def _problem(raw: dict[str, Any], path: str) -> str:
@@ -59,7 +43,7 @@ def test_queues_render_with_quotas_and_wait_for_open(committed_render: Any) -> N
 
 
 def test_queues_depend_on_volcano_and_their_parent(render_raw: Any) -> None:
-    result = render_raw(_org(SEED))
+    result = render_raw(under_parent_org(SEED))
     index = {e["urn"].split("::")[-1]: e for e in result.rendered.index}
     tenanta = index["tenants-queue-tenanta"]["dependsOn"]
     assert any(d.endswith("::volcano-release") for d in tenanta)
@@ -71,7 +55,7 @@ def test_queues_depend_on_volcano_and_their_parent(render_raw: Any) -> None:
 
 @requires_upstream
 def test_queues_validate_against_the_upstream_crd(render_raw: Any) -> None:
-    queues = [o for o in render_raw(_org(SEED)).rendered.objects if o.kind == "Queue"]
+    queues = [o for o in render_raw(under_parent_org(SEED)).rendered.objects if o.kind == "Queue"]
     report = validate_objects(queues, "1.33")
     assert report.checked == len(queues) == 4 and report.issues == []
 
@@ -108,12 +92,12 @@ def test_depth_is_at_most_five() -> None:
 
 
 def test_children_stay_within_their_parent() -> None:
-    raw = _org(SEED, capability={GPU: 512}, deserved={GPU: 512})
+    raw = under_parent_org(SEED, capability={GPU: 512}, deserved={GPU: 512})
     assert "exceeds the parent queue `org`" in _problem(raw, f"tenants.tenantb.queue.capability[{GPU}]")
     assert "child queues' deserved total 768 exceeds the parent's 512" in _problem(
         raw, f"tenants.org.queue.deserved[{GPU}]"
     )
-    unset = _org(SEED)
+    unset = under_parent_org(SEED)
     del unset["tenants"]["org"]["queue"]["guarantee"]
     assert "but the parent has none" in _problem(unset, f"tenants.org.queue.guarantee[{GPU}]")
 
@@ -130,7 +114,7 @@ def test_guarantees_cannot_exceed_the_gpu_inventory() -> None:
 
 
 def test_models_run_only_in_leaf_queues_when_hierarchical() -> None:
-    raw = _org(SEED)
+    raw = under_parent_org(SEED)
     raw["tenants"]["org"]["namespaces"] = ["org"]
     raw["models"]["qwen8b-preemptor"]["tenant"] = "org"
     assert "only leaf queues get resources" in _problem(raw, "models.qwen8b-preemptor.tenant")

@@ -11,7 +11,7 @@ from components.volcano_values import volcano_values
 from config.upstream import REGISTERED_ACTIONS, REGISTERED_PLUGINS
 from offline.check import unknown_value_keys, upstream_values
 from offline.render import write_render
-from tests.conftest import STACKS, load, mutate, paths_of, problems_of, requires_upstream, stack_raw
+from tests.conftest import STACKS, load, mutate, paths_of, problems_of, requires_upstream, stack_raw, under_parent_org
 
 SEED = stack_raw("aicloud-a")
 DEV = stack_raw("dev")
@@ -104,21 +104,7 @@ def test_proportion_is_selectable_and_never_runs_with_capacity() -> None:
 
 
 def test_hierarchy_turns_on_with_parent_queues() -> None:
-    raw = mutate(
-        SEED,
-        lambda r: r["tenants"].update(
-            org={
-                "namespaces": [],
-                "queue": {
-                    "capability": {"mars-tech.com/gpu": 1024},
-                    "deserved": {"mars-tech.com/gpu": 768},
-                    "guarantee": {"mars-tech.com/gpu": 128},
-                },
-            }
-        ),
-    )
-    for tenant in ("tenanta", "tenantb"):
-        raw["tenants"][tenant]["queue"]["parent"] = "org"
+    raw = under_parent_org(SEED)
     assert _plugins(_conf(raw))["capacity"]["enableHierarchy"] is True
     assert "volcano.scheduler.queuePlugin" in paths_of(mutate(raw, _scheduler(queuePlugin="proportion")))
     assert "volcano.scheduler.hierarchy" in paths_of(mutate(raw, _scheduler(hierarchy=False)))
@@ -263,20 +249,6 @@ def test_scheduler_conf_is_a_readable_block_in_the_render(committed_render: Any,
 
 
 def test_hierarchy_cannot_be_switched_off_through_a_plugin_override() -> None:
-    raw = mutate(
-        SEED,
-        lambda r: r["tenants"].update(
-            org={
-                "namespaces": [],
-                "queue": {
-                    "capability": {"mars-tech.com/gpu": 1024},
-                    "deserved": {"mars-tech.com/gpu": 768},
-                    "guarantee": {"mars-tech.com/gpu": 128},
-                },
-            }
-        ),
-    )
-    for tenant in ("tenanta", "tenantb"):
-        raw["tenants"][tenant]["queue"]["parent"] = "org"
+    raw = under_parent_org(SEED)
     override = mutate(raw, _scheduler(plugins={"capacity": {"flags": {"enableHierarchy": False}}}))
     assert "volcano.scheduler.plugins.capacity.flags" in paths_of(override)
