@@ -4,6 +4,7 @@ registers: types, names, inputs and resource options. No cluster, credentials or
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import runpy
@@ -137,6 +138,15 @@ class _WarningLog(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+def _close_event_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close the run's event loop and its worker threads. Left open, it is finalised at
+    interpreter exit, after its sockets, and prints a spurious traceback."""
+    if not loop.is_closed():
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+    asyncio.set_event_loop(None)
+
+
 def _config_error(exc: BaseException) -> ConfigError | None:
     seen: BaseException | None = exc
     while seen is not None:
@@ -147,7 +157,10 @@ def _config_error(exc: BaseException) -> ConfigError | None:
 
 
 def _run(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
-    """Run `body` (which returns the program's module globals) under the mock runtime."""
+    """Run `body` (which returns the program's module globals) under the mock runtime, on an
+    event loop of its own."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     mocks = _Mocks()
     monitor = _RecordingMonitor(mocks)
     logger = logging.getLogger(f"offline-engine-{id(monitor)}")
@@ -177,6 +190,7 @@ def _run(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
             raise ProgramError(f"{type(exc).__name__}: {exc}") from exc
     finally:
         logger.removeHandler(handler)
+        _close_event_loop(loop)
     spec = namespace.get("spec")
     return RunResult(
         list(monitor.registrations.values()),
