@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 BASE   ?= origin/main
 
-.PHONY: render check diff test lint typecheck schema golden bench clean
+.PHONY: render check diff test lint typecheck schema golden bench upstream clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,13 @@ schema: $(VENV)/.installed
 golden: $(VENV)/.installed
 	for file in Pulumi.*.yaml; do stack=$${file#Pulumi.}; stack=$${stack%.yaml}; \
 	  $(PY) -m offline render --stack $$stack --out tests/golden/$$stack || exit 1; done
+
+## upstream: vendor upstream schemas at a release (VOLCANO=1.16.0, LWS=0.11.0 or PULUMI=3.272.0; needs network)
+upstream: $(VENV)/.installed
+	@[ -n "$(VOLCANO)$(LWS)$(PULUMI)" ] || { echo "say which: make upstream VOLCANO=<version> (or LWS=, PULUMI=)"; exit 2; }
+	$(if $(VOLCANO),$(PY) upstream/fetch.py volcano $(VOLCANO))
+	$(if $(LWS),$(PY) upstream/fetch.py lws $(LWS))
+	$(if $(PULUMI),$(PY) upstream/fetch.py pulumi $(PULUMI))
 
 ## bench: scale benchmark (SIZE=small|large|huge)
 bench: $(VENV)/.installed

@@ -23,7 +23,7 @@ class GpuPlatform(pulumi.ComponentResource):
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:platform:GpuPlatform", name, None, opts)
         provider = kubernetes_provider(
-            f"{name}-kubernetes", spec.config.cluster, spec.cluster_name, pulumi.ResourceOptions(parent=self)
+            f"{name}-kubernetes", spec.config.cluster, spec.stack, pulumi.ResourceOptions(parent=self)
         )
         child = pulumi.ResourceOptions(parent=self, providers=[provider])
 

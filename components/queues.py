@@ -11,7 +11,7 @@ from components.kubernetes_objects import custom_resource
 from components.labels import MANAGED_BY, TENANT_LABEL
 from config.spec import PlatformSpec, TenantSpec
 from config.tenants import DefaultQueuePatch
-from config.upstream import QUEUE_API_VERSION, WAIT_FOR_ANNOTATION
+from config.upstream import PATCH_FORCE_ANNOTATION, QUEUE_API_VERSION, WAIT_FOR_ANNOTATION
 
 # `pulumi up` waits until the controller has opened the queue; PodGroups in a queue that is not
 # yet Open are rejected by admission.
@@ -83,7 +83,8 @@ class TenantQueues(pulumi.ComponentResource):
                         "name": namespace,
                         "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
                     },
-                    opts=pulumi.ResourceOptions(parent=self),
+                    # Kept by default: a namespace holds things the stack does not manage.
+                    opts=pulumi.ResourceOptions(parent=self, retain_on_delete=tenant.config.retain_namespaces),
                 )
             manifest = queue_manifest(tenant)
             depends: list[pulumi.Resource] = [volcano]
@@ -95,11 +96,14 @@ class TenantQueues(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
             )
         if spec.config.default_queue is not None:
+            # The scheduler created `default` and owns its `weight` and `reclaimable` under
+            # server-side apply; without force, changing them is a conflict at `pulumi up` that no
+            # preview shows.
             k8s.apiextensions.CustomResourcePatch(
                 f"{name}-default-queue",
                 api_version=QUEUE_API_VERSION,
                 kind="Queue",
-                metadata={"name": "default"},
+                metadata={"name": "default", "annotations": {PATCH_FORCE_ANNOTATION: "true"}},
                 spec=default_queue_patch(spec.config.default_queue),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[volcano]),
             )

@@ -14,30 +14,8 @@ import pulumi_kubernetes as k8s
 
 from components.labels import MANAGED_BY
 from components.pod_template import SECRET_KEY
-from config.models import SecretRef
+from config.secret_refs import registries_needed, secrets_needed
 from config.spec import PlatformSpec
-
-
-def secrets_needed(spec: PlatformSpec) -> dict[str, set[str]]:
-    """Namespace -> entries of `secrets` its models read (env and hub tokens)."""
-    needed: dict[str, set[str]] = {}
-    for model in spec.models.values():
-        names = {v.secret for v in model.config.env.values() if isinstance(v, SecretRef)}
-        hub = model.config.source.hub
-        if hub and hub.token_secret:
-            names.add(hub.token_secret)
-        if names:
-            needed.setdefault(model.namespace, set()).update(names)
-    return needed
-
-
-def registries_needed(spec: PlatformSpec) -> dict[str, set[str]]:
-    """Namespace -> registries its models pull from."""
-    needed: dict[str, set[str]] = {}
-    for model in spec.models.values():
-        if model.config.image_pull_secrets:
-            needed.setdefault(model.namespace, set()).update(model.config.image_pull_secrets)
-    return needed
 
 
 def docker_config(server: str, username: str, password: str) -> str:
@@ -59,11 +37,12 @@ class WorkloadSecrets(pulumi.ComponentResource):
         super().__init__("volcano-platform:secrets:WorkloadSecrets", name, None, opts)
         self.by_namespace = {}
         values = spec.config.secrets
-        # (namespace, resource-name suffix, Secret name, Secret type, data)
+        # (namespace, Secret name, name of the resource in earlier versions, Secret type, data)
         wanted: list[tuple[str, str, str, str, dict[str, str]]] = []
         for namespace, names in sorted(secrets_needed(spec).items()):
             for entry in sorted(names):
-                wanted.append((namespace, entry, entry, "Opaque", {SECRET_KEY: values[entry].get_secret_value()}))
+                data = {SECRET_KEY: values[entry].get_secret_value()}
+                wanted.append((namespace, entry, f"{name}-{namespace}-{entry}", "Opaque", data))
         for namespace, registries in sorted(registries_needed(spec).items()):
             for registry in sorted(registries):
                 credential = spec.config.registries[registry]
@@ -72,19 +51,23 @@ class WorkloadSecrets(pulumi.ComponentResource):
                 wanted.append(
                     (
                         namespace,
-                        f"registry-{registry}",
                         registry,
+                        f"{name}-{namespace}-registry-{registry}",
                         "kubernetes.io/dockerconfigjson",
                         {".dockerconfigjson": config_json},
                     )
                 )
-        for namespace, suffix, secret_name, kind, data in wanted:
+        for namespace, secret_name, earlier, kind, data in wanted:
+            # Namespace and Secret name are joined by '/', which neither can contain, so no two
+            # Secrets share a resource name (`a` + `b-c` and `a-b` + `c` once did).
             secret = k8s.core.v1.Secret(
-                f"{name}-{namespace}-{suffix}",
+                f"{name}/{namespace}/{secret_name}",
                 metadata={"name": secret_name, "namespace": namespace, "labels": dict(MANAGED_BY)},
                 type=kind,
                 string_data={key: pulumi.Output.secret(value) for key, value in data.items()},
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[namespaces[namespace]]),
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[namespaces[namespace]], aliases=[pulumi.Alias(name=earlier)]
+                ),
             )
             self.by_namespace.setdefault(namespace, []).append(secret)
         self.register_outputs({})

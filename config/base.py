@@ -8,12 +8,22 @@ typed spec the components receive is exactly what the stack file says.
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Tag, ValidationError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationError,
+    WithJsonSchema,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -52,6 +62,33 @@ def by_shape(scalar: Any, mapping: Any, *more: tuple[str, Any]) -> Any:
     return Annotated[Union[tuple(choices)], Discriminator(pick)]  # noqa: UP007 (built at run time)
 
 
+_DECIMAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def _float_from_text(value: object) -> object:
+    """`pulumi config set --path` stores a number that is not an integer as a string (`"0.9"`)
+    unless given `--type float`; a decimal string is the number the user typed."""
+    if isinstance(value, str) and _DECIMAL.match(value.strip()):
+        return float(value)
+    return value
+
+
+def cli_float(gt: float | None = None, le: float | None = None) -> Any:
+    """A number within the bounds; also accepted as a decimal string, the form `pulumi config set
+    --path` writes."""
+    bounds: dict[str, float] = {}
+    if gt is not None:
+        bounds["exclusiveMinimum"] = gt
+    if le is not None:
+        bounds["maximum"] = le
+    return Annotated[
+        float,
+        Field(gt=gt, le=le),
+        BeforeValidator(_float_from_text),
+        WithJsonSchema({"anyOf": [{"type": "number", **bounds}, {"type": "string", "pattern": _DECIMAL.pattern}]}),
+    ]
+
+
 def invalid(message: str, fix: str) -> PydanticCustomError:
     """An error raised from a field validator; the fix travels with it to the final message."""
     return PydanticCustomError("platform", "{message}", {"message": message, "fix": fix})
@@ -67,6 +104,12 @@ def is_secret_path(loc: tuple[object, ...]) -> bool:
         return True
     return any(str(part) in SECRET_FIELD_NAMES for part in loc)
 
+
+# YAML 1.1 booleans are strings for the Pulumi CLI, which reads stack files as YAML 1.2.
+_YAML11_BOOLEANS = {
+    **dict.fromkeys(("yes", "Yes", "YES", "on", "On", "ON", "y", "Y"), "true"),
+    **dict.fromkeys(("no", "No", "NO", "off", "Off", "OFF", "n", "N"), "false"),
+}
 
 _TYPE_FIXES = {
     "int_type": "write a whole number without quotes",
@@ -119,6 +162,12 @@ def problems_from_validation_error(
         elif kind in ("union_tag_invalid", "literal_error", "enum"):
             message = item["msg"].replace("Input should be", "must be")
             fix = "use one of the listed values"
+        elif kind in ("bool_type", "bool_parsing") and isinstance(got, str) and got in _YAML11_BOOLEANS:
+            message = "must be a boolean"
+            fix = (
+                f"write `{_YAML11_BOOLEANS[got]}`: the Pulumi CLI reads stack files as YAML 1.2, "
+                f"where `{got}` is a string"
+            )
         else:
             message = item["msg"].replace("Input should be", "must be").replace("Value error, ", "")
             fix = _TYPE_FIXES.get(kind, "")

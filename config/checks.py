@@ -15,17 +15,21 @@ from config.naming_rules import check_names
 from config.priority_rules import check_priority_classes
 from config.queue_rules import check_queues
 from config.scheduler_rules import check_scheduler
+from config.secret_refs import check_secret_names
 from config.spec import PlatformSpec
+from config.upstream_rules import check_upstream_versions
 
 Check = Callable[[PlatformSpec], Iterable[Problem]]
 
 CHECKS: tuple[Check, ...] = (
+    check_upstream_versions,
     check_names,
     check_priority_classes,
     check_queues,
     check_scheduler,
     check_models,
     check_registries,
+    check_secret_names,
     check_queue_capacity,
 )
 

@@ -14,11 +14,14 @@ class ClusterConfig(ConfigModel):
     """`cluster`: identity and access of the Kubernetes cluster."""
 
     name: str | None = None
-    """Human name of the cluster, used in summaries. Default: the stack name."""
+    """Display name of the cluster in summaries and outputs (free to change). Default: the stack
+    name."""
 
     identifier: str | None = None
-    """Stable identity given to the Kubernetes provider (`cluster_identifier`), so that a changed
-    kubeconfig or context does not replace every resource. Default: `name`."""
+    """Identity of the cluster for the Kubernetes provider (`clusterIdentifier`). Every resource
+    belongs to the provider, and a new identity replaces the provider and with it every resource,
+    so it is set once and never changed; a changed kubeconfig, context or `name` replaces nothing.
+    Default: the stack name."""
 
     kubeconfig: SecretStr | None = None
     """Path to a kubeconfig file, or its contents (set it as a Pulumi secret). Default: the

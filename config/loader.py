@@ -8,6 +8,7 @@ problem; nothing is registered before this returns.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -25,6 +26,49 @@ from config.spec import PlatformSpec
 from config.stack import TOP_LEVEL_KEYS, StackConfig
 
 PROJECT = "volcano-platform"
+
+# `kubernetes:*` keys configure the default provider, which this program never uses: every
+# resource goes through the explicit provider built from `cluster`.
+_PROVIDER_KEYS = {"context": "cluster.context", "kubeconfig": "cluster.kubeconfig"}
+
+
+def plaintext_secret_problem(name: str) -> Problem:
+    return Problem(
+        join_path("secrets", name),
+        "secret value is stored in plain text",
+        f"set it with `pulumi config set --secret --path 'secrets.{name}' <value>`",
+    )
+
+
+def foreign_key_problems(keys: Collection[str]) -> list[Problem]:
+    """Stack config keys outside the project's namespace that the user meant for this program: a
+    section under another prefix (`volcano:cluster`) or a `kubernetes:` key the explicit provider
+    would ignore (the stack would then silently target the ambient cluster)."""
+    problems: list[Problem] = []
+    for key in sorted(keys):
+        namespace, sep, name = key.partition(":")
+        if not sep or namespace in (PROJECT, "pulumi"):
+            continue
+        section = name.split(".", 1)[0]
+        if namespace == "kubernetes":
+            target = _PROVIDER_KEYS.get(section)
+            problems.append(
+                Problem(
+                    join_path("config", key),
+                    f"`{key}` configures the default Kubernetes provider, which this program does not use; "
+                    "every resource goes through the provider built from `cluster`",
+                    f"set `{PROJECT}:{target}` instead" if target else "remove it",
+                )
+            )
+        elif section in TOP_LEVEL_KEYS or difflib.get_close_matches(namespace, [PROJECT], n=1, cutoff=0.6):
+            problems.append(
+                Problem(
+                    join_path("config", key),
+                    f"`{key}` is under the namespace `{namespace}`, so this program never reads it",
+                    f"write it as `{PROJECT}:{name}`",
+                )
+            )
+    return problems
 
 
 def _apply_model_defaults(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:
@@ -74,12 +118,18 @@ def _blame_model_defaults(models: Any, defaults: Any) -> Callable[[tuple[object,
     return relocate
 
 
-def load_raw(raw: Mapping[str, Any], stack: str, plaintext_secrets: Collection[str] = ()) -> PlatformSpec:
+def load_raw(
+    raw: Mapping[str, Any],
+    stack: str,
+    plaintext_secrets: Collection[str] = (),
+    other_keys: Collection[str] = (),
+) -> PlatformSpec:
     """Validate a stack's config (top-level keys without the project prefix).
 
-    `plaintext_secrets` names entries of `secrets` that were not stored encrypted.
+    `plaintext_secrets` names entries of `secrets` that were not stored encrypted; `other_keys`
+    are the stack's config keys in other namespaces (`<namespace>:<key>`).
     """
-    problems: list[Problem] = []
+    problems: list[Problem] = foreign_key_problems(other_keys)
     # An empty mapping means "not set": it is how Pulumi.yaml declares optional keys.
     data = {k: v for k, v in raw.items() if not (k in TOP_LEVEL_KEYS and isinstance(v, Mapping) and not v)}
     data = _apply_model_defaults(data, problems)
@@ -88,14 +138,7 @@ def load_raw(raw: Mapping[str, Any], stack: str, plaintext_secrets: Collection[s
     except ValidationError as exc:
         relocate = _blame_model_defaults(raw.get("models"), raw.get("modelDefaults"))
         raise ConfigError(problems + problems_from_validation_error(exc, StackConfig, relocate)) from None
-    for name in plaintext_secrets:
-        problems.append(
-            Problem(
-                join_path("secrets", name),
-                "secret value is stored in plain text",
-                f"set it with `pulumi config set --secret --path 'secrets.{name}' <value>`",
-            )
-        )
+    problems += [plaintext_secret_problem(name) for name in plaintext_secrets]
     spec, found = resolve(config, stack)
     problems += found
     placements, found = plan_placements(spec)
@@ -108,12 +151,11 @@ def load_raw(raw: Mapping[str, Any], stack: str, plaintext_secrets: Collection[s
     return dataclasses.replace(spec, warnings=tuple(warnings_of(problems)))
 
 
-def _project_keys() -> set[str]:
-    """Every `volcano-platform:<key>` the engine passed, so unknown keys are reported too."""
+def _config_keys() -> set[str]:
+    """Every config key the engine passed (`<namespace>:<key>`)."""
     from pulumi.runtime import config as runtime_config
 
-    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
-    return {key.split(":", 1)[1] for key in keys if key.startswith(f"{PROJECT}:")}
+    return set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
 
 
 def load_from_pulumi() -> PlatformSpec:
@@ -121,8 +163,10 @@ def load_from_pulumi() -> PlatformSpec:
     import pulumi
     from pulumi.runtime import get_config, is_config_secret
 
+    keys = _config_keys()
+    own = {key.split(":", 1)[1] for key in keys if key.startswith(f"{PROJECT}:")}
     raw: dict[str, Any] = {}
-    for key in sorted(_project_keys() | set(TOP_LEVEL_KEYS)):
+    for key in sorted(own | set(TOP_LEVEL_KEYS)):
         value = get_config(f"{PROJECT}:{key}")
         if value is None:
             continue
@@ -133,4 +177,5 @@ def load_from_pulumi() -> PlatformSpec:
     plaintext: list[str] = []
     if isinstance(raw.get("secrets"), Mapping) and not is_config_secret(f"{PROJECT}:secrets"):
         plaintext = list(raw["secrets"])
-    return load_raw(raw, pulumi.get_stack(), plaintext)
+    other = [key for key in keys if not key.startswith(f"{PROJECT}:")]
+    return load_raw(raw, pulumi.get_stack(), plaintext, other)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from config.base import ConfigModel, by_shape, invalid
+from config.base import ConfigModel, by_shape, cli_float, invalid
 from config.names import DnsLabel, DnsSubdomain, EnvName, LabelKey, LabelValue, ResourceName, dns_1035_problem
 from config.quantity import Quantity
 from config.volcano import Toleration
@@ -95,7 +95,7 @@ class EngineConfig(ConfigModel):
     """`--dtype`."""
     max_model_len: Annotated[int, Field(ge=1)] | None = None
     """`--max-model-len`."""
-    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
+    gpu_memory_utilization: cli_float(gt=0, le=1) | None = None  # type: ignore[valid-type]
     """`--gpu-memory-utilization` (0-1)."""
     trust_remote_code: bool = False
     """`--trust-remote-code`."""

@@ -22,6 +22,14 @@ every model (a model's own values win; mappings merge key by key).
 
 Editors that read `# yaml-language-server: $schema=./schema/pulumi-stack.schema.json` (the first
 line of the example stacks) complete and check these keys as you type.
+
+Stack files are read the way the Pulumi CLI reads them (YAML 1.2 scalars): `yes`, `no`, `on` and
+`off` are strings, so booleans are written `true` and `false`; `017` is the octal number 15 and
+`1:30` is a string. A key written twice in one mapping, or a section written both as `models` and
+`volcano-platform:models`, is an error. Keys under another namespace that look meant for this
+program (`volcano:cluster`) and `kubernetes:*` keys (the program's Kubernetes provider is built from
+`cluster` and ignores them) are errors too. Numbers with a fraction that `pulumi config set --path`
+stored as strings (`"0.9"`) are read as numbers; `--type float` stores them typed.
 """
 
 

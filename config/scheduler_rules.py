@@ -142,7 +142,8 @@ def _argument_types(plugin: str, arguments: Mapping[str, object], path: str) -> 
                 Problem(
                     arg_path,
                     "a quoted number is ignored by the scheduler",
-                    "write the number without quotes",
+                    "write the number without quotes (`pulumi config set --path` writes a decimal as a "
+                    f"string unless given `--type float`: `pulumi config set --path --type float '{arg_path}' <n>`)",
                     got=value,
                 )
             )

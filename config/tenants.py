@@ -47,6 +47,10 @@ class TenantConfig(ConfigModel):
     """The tenant's Volcano queue."""
     labels: dict[LabelKey, LabelValue] = {}
     """Extra labels on the tenant's namespaces."""
+    retain_namespaces: bool = True
+    """Keep the namespaces on the cluster when the tenant (or one of its namespaces) is removed
+    from the stack: they hold workloads, volumes and secrets the stack does not manage. `false`
+    deletes them, with everything in them."""
 
     def namespace_names(self, tenant: str) -> tuple[str, ...]:
         return (tenant,) if self.namespaces is None else self.namespaces

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-import yaml
-
+from config.vendored import fetch_command, vendored_dir
+from offline.cli_yaml import load_yaml_text
 from offline.render import StackRender
-from offline.schemas import upstream_dir, validate_objects
+from offline.schemas import schema_dirs, validate_objects, validate_project_file
 from policy.runner import run_policies
 
 # Chart values sections the program writes, checked key by key against upstream values.yaml.
@@ -24,17 +25,22 @@ class CheckReport:
     notes: list[str] = field(default_factory=list)
 
 
-@cache
-def upstream_values(chart: str) -> dict[str, Any] | None:
-    root = upstream_dir()
-    if root is None or not (root / chart / "values.yaml").exists():
+def upstream_values(chart: str, version: str) -> dict[str, Any] | None:
+    """The vendored `values.yaml` of `chart` at `version`, if vendored."""
+    directory = vendored_dir(chart, version)
+    if directory is None or not (directory / "values.yaml").exists():
         return None
-    return yaml.safe_load((root / chart / "values.yaml").read_text())
+    return _values_file(directory / "values.yaml")
 
 
-def unknown_value_keys(chart: str, values: dict[str, Any]) -> list[str]:
+@cache
+def _values_file(path: Path) -> dict[str, Any]:
+    return load_yaml_text(path.read_text()) or {}
+
+
+def unknown_value_keys(chart: str, version: str, values: dict[str, Any]) -> list[str]:
     """Keys the program sets that the upstream chart does not define (typos, renamed keys)."""
-    upstream = upstream_values(chart)
+    upstream = upstream_values(chart, version)
     if upstream is None:
         return []
     sections = CHECKED_VALUE_SECTIONS.get(chart)
@@ -54,18 +60,24 @@ def check_render(result: StackRender) -> CheckReport:
     report = CheckReport()
     report.warnings += [str(w) for w in result.spec.warnings]
     version = result.spec.config.cluster.kubernetes_version
-    schema = validate_objects(result.rendered.objects, version)
+    report.errors += [str(issue) for issue in validate_project_file(result.project_dir / "Pulumi.yaml")]
+    schema = validate_objects(result.rendered.objects, version, schema_dirs(result.spec))
     report.errors += [str(issue) for issue in schema.issues]
-    report.notes.append(f"{schema.checked} object(s) validated against Kubernetes {version} and the upstream CRDs")
-    report.notes += [f"skipped {reason}" for reason in schema.skipped]
+    report.notes.append(
+        f"{schema.checked} object(s) validated against Kubernetes {version} and the vendored upstream CRDs"
+    )
     for release in result.rendered.releases:
         chart = release.data["release"]
         if chart not in CHECKED_VALUE_SECTIONS:
             continue
-        if upstream_values(chart) is None:
-            report.notes.append(f"skipped chart values of `{chart}`: upstream values.yaml not found")
+        chart_version = str(release.data["version"])
+        if upstream_values(chart, chart_version) is None:
+            report.errors.append(
+                f"{release.file}: no vendored values.yaml of chart `{chart}` {chart_version}; "
+                f"add it with `{fetch_command(chart, chart_version)}`"
+            )
             continue
-        for key in unknown_value_keys(chart, release.data["values"]):
+        for key in unknown_value_keys(chart, chart_version, release.data["values"]):
             report.warnings.append(f"{release.file}: values key `{key}` is not in the upstream chart's values.yaml")
     for violation in run_policies(result.rendered):
         (report.errors if violation.level == "mandatory" else report.warnings).append(str(violation))

@@ -45,10 +45,39 @@ class DiffResult:
     changed: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
     removed: list[tuple[str, str]] = field(default_factory=list)
+    provider_replaced: str | None = None
+    """Why the Kubernetes provider is replaced (then every resource is), if it is."""
 
     @property
     def empty(self) -> bool:
-        return not (self.added or self.changed or self.replaced or self.removed)
+        return not (self.added or self.changed or self.replaced or self.removed or self.provider_replaced)
+
+
+# Provider inputs that give it a new identity: pulumi-kubernetes replaces the provider, and every
+# resource it manages, when the cluster identifier changes.
+PROVIDER_IDENTITY = ("clusterIdentifier",)
+
+
+def load_providers(directory: Path) -> dict[str, dict[str, Any]]:
+    """Provider URN -> its recorded inputs."""
+    index_file = directory / "resources.yaml"
+    if not index_file.exists():
+        return {}
+    items = yaml.safe_load(index_file.read_text()) or []
+    return {item["urn"]: item.get("inputs") or {} for item in items if item["type"].startswith("pulumi:providers:")}
+
+
+def provider_replacement(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> str | None:
+    """Why the stack's providers are replaced between two renders, or None."""
+    if not old or not new:
+        return None
+    if set(old) != set(new):
+        return "the provider resource changes identity (" + ", ".join(sorted(set(old) ^ set(new))) + ")"
+    for urn, inputs in new.items():
+        for key in PROVIDER_IDENTITY:
+            if old[urn].get(key) != inputs.get(key):
+                return f"`{key}` changes from {old[urn].get(key)!r} to {inputs.get(key)!r}"
+    return None
 
 
 def load_render(directory: Path) -> dict[str, Entry]:
@@ -110,9 +139,12 @@ def _replacement_reason(old: Entry, new: Entry) -> str | None:
     return None
 
 
-def compare(old: dict[str, Entry], new: dict[str, Entry]) -> tuple[DiffResult, list[str]]:
-    """Summary of the differences and a unified diff per changed file."""
-    result = DiffResult()
+def compare(
+    old: dict[str, Entry], new: dict[str, Entry], provider_replaced: str | None = None
+) -> tuple[DiffResult, list[str]]:
+    """Summary of the differences and a unified diff per changed file. With `provider_replaced`,
+    every resource in both renders is replaced, changed or not."""
+    result = DiffResult(provider_replaced=provider_replaced)
     hunks: list[str] = []
     moves = _match_moves(old, new)
     old = {**{k: v for k, v in old.items() if k not in moves.values()}, **{n: old[o] for n, o in moves.items()}}
@@ -125,6 +157,9 @@ def compare(old: dict[str, Entry], new: dict[str, Entry]) -> tuple[DiffResult, l
             kept = " (kept on the cluster: retainOnDelete)" if before.options.get("retainOnDelete") else ""
             result.removed.append((before.file or urn, kept))
             hunks += _unified(before, None)
+        elif before is not None and after is not None and provider_replaced:
+            result.replaced.append((after.file or urn, "the Kubernetes provider is replaced"))
+            hunks += _unified(before, after) if before.text != after.text else []
         elif (
             before is not None
             and after is not None
@@ -153,6 +188,11 @@ def _unified(before: Entry | None, after: Entry | None) -> list[str]:
 
 def summary_lines(result: DiffResult, title: str = "") -> list[str]:
     lines = [title] if title else []
+    if result.provider_replaced:
+        lines.append(
+            f"PROVIDER REPLACED: every resource is replaced ({result.provider_replaced}); "
+            "see docs/operations.md, moving a stack to a new cluster"
+        )
     counts = (
         f"{len(result.added)} added, {len(result.changed)} changed, "
         f"{len(result.replaced)} replaced, {len(result.removed)} removed"
@@ -166,7 +206,8 @@ def summary_lines(result: DiffResult, title: str = "") -> list[str]:
 
 
 def diff_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, str]:
-    result, hunks = compare(load_render(old_dir), load_render(new_dir))
+    provider = provider_replacement(load_providers(old_dir), load_providers(new_dir))
+    result, hunks = compare(load_render(old_dir), load_render(new_dir), provider)
     text = "\n".join(summary_lines(result)) + "\n"
     if hunks:
         text += "\n" + "".join(h if h.endswith("\n") else h + "\n" for h in hunks)

@@ -62,12 +62,24 @@ class ProgramError(Exception):
     """The program failed for a reason other than invalid config (a bug)."""
 
 
+def redact(value: Any) -> Any:
+    """A secret value with its shape kept: mappings keep their keys and lists their length, every
+    leaf becomes the placeholder (a Secret's `stringData` stays a mapping, as the schema wants)."""
+    if isinstance(value, dict):
+        if value.get(_SECRET_SIG) == _SECRET_VALUE:
+            return redact(value.get("value"))
+        return {k: redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return SECRET_PLACEHOLDER
+
+
 def clean(value: Any) -> Any:
-    """Inputs as plain data: secrets become the placeholder, integral floats become ints (the
+    """Inputs as plain data: secrets are redacted (shape kept), integral floats become ints (the
     mock runtime hands every number over as a float)."""
     if isinstance(value, dict):
         if value.get(_SECRET_SIG) == _SECRET_VALUE:
-            return SECRET_PLACEHOLDER
+            return redact(value.get("value"))
         return {k: clean(v) for k, v in value.items()}
     if isinstance(value, list):
         return [clean(v) for v in value]
@@ -138,12 +150,29 @@ class _WarningLog(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def _close_event_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Close the run's event loop and its worker threads. Left open, it is finalised at
-    interpreter exit, after its sockets, and prints a spurious traceback."""
+class _TrackingPolicy(asyncio.DefaultEventLoopPolicy):
+    """Remembers every event loop created during a run. The SDK's mock monitor runs in the run
+    loop's worker threads and gives each thread a loop of its own (`_ensure_event_loop`) that
+    nothing closes; finalised later, at interpreter exit, such a loop prints `Exception ignored in
+    BaseEventLoop.__del__`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loops: list[asyncio.AbstractEventLoop] = []
+
+    def new_event_loop(self) -> asyncio.AbstractEventLoop:
+        loop = super().new_event_loop()
+        self.loops.append(loop)
+        return loop
+
+
+def _close_event_loops(loop: asyncio.AbstractEventLoop, policy: _TrackingPolicy) -> None:
+    """Join the run loop's worker threads, then close every loop the run created."""
     if not loop.is_closed():
         loop.run_until_complete(loop.shutdown_default_executor())
-        loop.close()
+    for created in policy.loops:
+        if not created.is_closed() and not created.is_running():
+            created.close()
     asyncio.set_event_loop(None)
 
 
@@ -159,6 +188,9 @@ def _config_error(exc: BaseException) -> ConfigError | None:
 def _run(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
     """Run `body` (which returns the program's module globals) under the mock runtime, on an
     event loop of its own."""
+    previous_policy = asyncio.get_event_loop_policy()
+    policy = _TrackingPolicy()
+    asyncio.set_event_loop_policy(policy)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     mocks = _Mocks()
@@ -190,7 +222,8 @@ def _run(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
             raise ProgramError(f"{type(exc).__name__}: {exc}") from exc
     finally:
         logger.removeHandler(handler)
-        _close_event_loop(loop)
+        _close_event_loops(loop, policy)
+        asyncio.set_event_loop_policy(previous_policy)
     spec = namespace.get("spec")
     return RunResult(
         list(monitor.registrations.values()),

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from components.yaml_text import dump
+from config.errors import ConfigError
 from config.spec import PlatformSpec
 from offline.engine import ProgramError, RunResult, run_program
 from offline.manifests import Rendered, from_registrations
@@ -29,6 +30,7 @@ OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "topology.svg")
 
 @dataclass
 class StackRender:
+    project_dir: Path
     stack: StackFile
     spec: PlatformSpec
     rendered: Rendered
@@ -52,13 +54,14 @@ def render_stack(project_dir: Path, stack: str, config_file: Path | None = None)
     """Load and run one stack; raises ConfigError, StackFileError or ProgramError."""
     stack_file = read_stack(project_dir, stack, config_file)
     run = run_program(project_dir, stack_file)
-    if run.config_error is not None:
-        raise run.config_error
+    if run.config_error is not None or stack_file.problems:
+        found = run.config_error.problems if run.config_error is not None else ()
+        raise ConfigError([*found, *(p for p in stack_file.problems if p not in found)])
     if run.duplicates:
         raise ProgramError("resources registered twice (the real engine would refuse): " + ", ".join(run.duplicates))
     if run.spec is None:
         raise ProgramError("__main__.py did not leave a `spec` (PlatformSpec) behind")
-    return StackRender(stack_file, run.spec, from_registrations(run.registrations, run.outputs), run)
+    return StackRender(project_dir, stack_file, run.spec, from_registrations(run.registrations, run.outputs), run)
 
 
 def write_render(result: StackRender, out: Path) -> None:

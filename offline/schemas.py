@@ -1,26 +1,26 @@
 """Schema validation of rendered objects.
 
-Kubernetes built-ins are checked with `kubernetes-validate` (strict: unknown fields are errors).
-Volcano and LeaderWorkerSet objects are checked against the upstream CRDs in
-`../shared/upstream/` (or `$VOLCANO_PLATFORM_UPSTREAM`), including their CEL rules, and unknown
-fields count as errors too: the API server would silently prune them.
+Kubernetes built-ins are checked with `kubernetes-validate`'s schemas (strict: unknown fields are
+errors), one compiled validator per kind. Volcano and LeaderWorkerSet objects are checked against
+the CRDs vendored in `upstream/` for the versions the stack pins, including their CEL rules, and
+unknown fields count as errors too: the API server would silently prune them. A rendered custom
+kind without a vendored CRD is an error, never a skip.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from config.names import dns_1035_problem, dns_subdomain_problem
+from config.spec import PlatformSpec
+from config.upstream import LWS_DEFAULT_VERSION, VOLCANO_DEFAULT_VERSION
+from config.vendored import LWS, PULUMI, VOLCANO, fetch_command, vendored_dir, vendored_versions
+from offline.cli_yaml import StackYamlError, load_all_yaml_text, read_yaml
 from offline.manifests import RenderedObject
-
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -33,23 +33,20 @@ class SchemaIssue:
         return f"{self.file}: {self.path or '(object)'}: {self.message}"
 
 
-def upstream_dir() -> Path | None:
-    """Where the verbatim upstream CRDs and chart values are, if anywhere."""
-    env = os.environ.get("VOLCANO_PLATFORM_UPSTREAM")
-    candidates = [Path(env)] if env else []
-    candidates += [parent / "shared" / "upstream" for parent in PROJECT_DIR.parents]
-    for candidate in candidates:
-        if (candidate / "volcano" / "crd").is_dir():
-            return candidate
-    return None
+def schema_dirs(spec: PlatformSpec) -> dict[str, Path | None]:
+    """`<project> <version>` -> its vendored folder (None when not vendored), for the upstream
+    projects whose objects or chart values the stack renders."""
+    return {
+        f"{VOLCANO} {spec.config.volcano.version}": vendored_dir(VOLCANO, spec.config.volcano.version),
+        f"{LWS} {spec.config.lws.version}": vendored_dir(LWS, spec.config.lws.version),
+    }
 
 
 @cache
-def crd_schemas(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, kind) -> openAPIV3Schema of every CRD under `root`."""
+def _crd_schemas_in(directory: Path) -> dict[tuple[str, str], dict[str, Any]]:
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted(root.rglob("crd/*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
+    for path in sorted(directory.glob("crd/*.yaml")):
+        for doc in load_all_yaml_text(path.read_text()):
             if not doc or doc.get("kind") != "CustomResourceDefinition":
                 continue
             group, kind = doc["spec"]["group"], doc["spec"]["names"]["kind"]
@@ -58,6 +55,14 @@ def crd_schemas(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
                 if schema:
                     schemas[(f"{group}/{version['name']}", kind)] = _structural(schema)
     return schemas
+
+
+def crd_schemas(directories: Iterable[Path]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) -> openAPIV3Schema of every vendored CRD in `directories`."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for directory in directories:
+        out.update(_crd_schemas_in(directory))
+    return out
 
 
 def _structural(schema: Any) -> Any:
@@ -107,12 +112,26 @@ def _validator_class() -> Any:
     return validators.extend(Draft7Validator, {"x-kubernetes-validations": _cel_keyword})
 
 
-def validate_custom(obj: RenderedObject, schema: dict[str, Any]) -> list[SchemaIssue]:
-    validator = _validator_class()(schema)
-    issues = [
+_compiled: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def _custom_validator(schema: dict[str, Any]) -> Any:
+    """One compiled validator per CRD schema (the schemas themselves are cached per folder)."""
+    entry = _compiled.get(id(schema))
+    if entry is None or entry[0] is not schema:
+        entry = _compiled[id(schema)] = (schema, _validator_class()(schema))
+    return entry[1]
+
+
+def _issues(obj: RenderedObject, validator: Any) -> list[SchemaIssue]:
+    return [
         SchemaIssue(obj.file, ".".join(str(p) for p in error.absolute_path), error.message)
         for error in sorted(validator.iter_errors(obj.manifest), key=lambda e: list(map(str, e.absolute_path)))
     ]
+
+
+def validate_custom(obj: RenderedObject, schema: dict[str, Any]) -> list[SchemaIssue]:
+    issues = _issues(obj, _custom_validator(schema))
     name = obj.name
     problem = dns_1035_problem(name) if obj.kind == "LeaderWorkerSet" else dns_subdomain_problem(name)
     if problem:
@@ -120,45 +139,77 @@ def validate_custom(obj: RenderedObject, schema: dict[str, Any]) -> list[SchemaI
     return issues
 
 
-def validate_builtin(obj: RenderedObject, kubernetes_version: str) -> list[SchemaIssue]:
-    import kubernetes_validate
+@lru_cache(maxsize=128)
+def _builtin_validator(kubernetes_version: str, api_version: str, kind: str) -> Any:
+    """kubernetes-validate's strict schema for one kind, compiled once (the library itself
+    re-reads its definitions file for every object)."""
+    import re
 
+    from jsonschema.validators import Draft202012Validator
+    from kubernetes_validate.utils import all_versions, major_minor, schema_contents
+    from referencing import Registry, Resource
+
+    version = [v for v in all_versions() if major_minor(v) <= major_minor(kubernetes_version)][-1]
+    schema_dir = f"kubernetes-json-schema/v{version}-local-strict"
+    group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
     try:
-        kubernetes_validate.validate(obj.manifest, kubernetes_version, strict=True)
-    except kubernetes_validate.ValidationError as error:
-        return [SchemaIssue(obj.file, ".".join(str(p) for p in error.path), error.message)]
-    except kubernetes_validate.SchemaNotFoundError:
+        schema = schema_contents(f"{schema_dir}/{kind.lower()}-{group_version}.json", kubernetes_version)
+    except FileNotFoundError:
+        return None
+    definitions = schema_contents(f"{schema_dir}/_definitions.json", kubernetes_version)
+    registry = Resource.from_contents(definitions) @ (Resource.from_contents(schema) @ Registry())
+    return Draft202012Validator(schema, registry=registry)
+
+
+def validate_builtin(obj: RenderedObject, kubernetes_version: str) -> list[SchemaIssue]:
+    validator = _builtin_validator(kubernetes_version, obj.api_version, obj.kind)
+    if validator is None:
         return [
             SchemaIssue(obj.file, "", f"no Kubernetes {kubernetes_version} schema for {obj.api_version} {obj.kind}")
         ]
-    return []
+    error = next(iter(sorted(validator.iter_errors(obj.manifest), key=lambda e: list(map(str, e.path)))), None)
+    return [] if error is None else [SchemaIssue(obj.file, ".".join(str(p) for p in error.path), error.message)]
+
+
+def is_custom(api_version: str) -> bool:
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    return "." in group and not group.endswith(".k8s.io")
 
 
 @dataclass
 class SchemaReport:
     issues: list[SchemaIssue]
     checked: int
-    skipped: list[str]
-    """Why some objects were not checked (e.g. the upstream CRDs are not available)."""
 
 
-def validate_objects(objects: list[RenderedObject], kubernetes_version: str) -> SchemaReport:
-    root = upstream_dir()
-    schemas = crd_schemas(root) if root else {}
+def default_schema_dirs() -> dict[str, Path | None]:
+    """The vendored folders of the versions the program pins by default."""
+    return {
+        f"{VOLCANO} {VOLCANO_DEFAULT_VERSION}": vendored_dir(VOLCANO, VOLCANO_DEFAULT_VERSION),
+        f"{LWS} {LWS_DEFAULT_VERSION}": vendored_dir(LWS, LWS_DEFAULT_VERSION),
+    }
+
+
+def validate_objects(
+    objects: list[RenderedObject], kubernetes_version: str, dirs: dict[str, Path | None] | None = None
+) -> SchemaReport:
+    """Validate every object; `dirs` are the vendored folders of the stack's upstream versions
+    (`schema_dirs(spec)`; default: the versions the program pins)."""
+    dirs = default_schema_dirs() if dirs is None else dirs
+    schemas = crd_schemas(d for d in dirs.values() if d is not None)
     issues: list[SchemaIssue] = []
-    skipped: set[str] = set()
     checked = 0
     for obj in objects:
-        group = obj.api_version.split("/")[0] if "/" in obj.api_version else ""
-        if "." in group and not group.endswith(".k8s.io"):
+        if is_custom(obj.api_version):
             schema = schemas.get((obj.api_version, obj.kind))
             if schema is None:
-                skipped.add(
-                    f"{obj.api_version} {obj.kind}: "
-                    + (
-                        "no upstream CRD found (set VOLCANO_PLATFORM_UPSTREAM to the folder with the CRDs)"
-                        if root is None
-                        else "no CRD for this kind in " + str(root)
+                missing = [f"`{name}`: `{fetch_command(*name.split())}`" for name, d in dirs.items() if d is None]
+                issues.append(
+                    SchemaIssue(
+                        obj.file,
+                        "",
+                        f"no vendored CRD defines {obj.api_version} {obj.kind}"
+                        + ("; not vendored: " + ", ".join(missing) if missing else ""),
                     )
                 )
                 continue
@@ -166,4 +217,28 @@ def validate_objects(objects: list[RenderedObject], kubernetes_version: str) -> 
         else:
             issues += validate_builtin(obj, kubernetes_version)
         checked += 1
-    return SchemaReport(issues, checked, sorted(skipped))
+    return SchemaReport(issues, checked)
+
+
+def validate_project_file(path: Path) -> list[SchemaIssue]:
+    """`Pulumi.yaml` against Pulumi's own project schema (the newest vendored), as the CLI
+    validates it before running anything."""
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    versions = vendored_versions(PULUMI)
+    if not versions:
+        return [SchemaIssue(path.name, "", f"no Pulumi project schema is vendored; `{fetch_command(PULUMI, 'X.Y.Z')}`")]
+    directory = vendored_dir(PULUMI, versions[-1])
+    assert directory is not None
+    schema = json.loads((directory / "project.json").read_text())
+    try:
+        document = read_yaml(path.read_bytes())
+    except StackYamlError as error:
+        return [SchemaIssue(path.name, p.path, p.message) for p in error.problems]
+    validator = Draft202012Validator(schema)
+    return [
+        SchemaIssue(path.name, ".".join(str(p) for p in error.absolute_path), error.message)
+        for error in sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.absolute_path)))
+    ]

@@ -1,8 +1,11 @@
 """Reading `Pulumi.yaml` and `Pulumi.<stack>.yaml` the way the Pulumi CLI would, without it.
 
-Project-level defaults apply to keys a stack does not set. Encrypted values (`secure: v1:...`)
-cannot be decrypted offline; they become a placeholder and are marked secret, as the engine marks
-them, so the program treats them exactly as it would under `pulumi up`.
+Scalars resolve as the CLI resolves them (`offline.cli_yaml`). Keys without a namespace belong to
+the project, as the CLI rewrites them; a section written both with and without the prefix is
+refused (the CLI would keep one of them silently). Project-level defaults apply to keys a stack
+does not set. Encrypted values (`secure: v1:...`) cannot be decrypted offline; they become a
+placeholder and are marked secret, as the engine marks them, so the program treats them exactly
+as it would under `pulumi up`.
 """
 
 from __future__ import annotations
@@ -13,16 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from config import PROJECT
-from config.errors import REDACTED
+from config.errors import REDACTED, ConfigError, Problem, join_path
+from config.loader import plaintext_secret_problem
+from offline.cli_yaml import FILE_PATH, StackYamlError, read_yaml
 
 SECRET_PLACEHOLDER = REDACTED
 
 
 class StackFileError(Exception):
-    """The stack or project file cannot be read (missing, not YAML, wrong shape)."""
+    """The stack or project file cannot be found or does not have the shape of one."""
 
 
 @dataclass
@@ -36,6 +39,9 @@ class StackFile:
     secret_keys: set[str] = field(default_factory=set)
     plaintext_secrets: list[str] = field(default_factory=list)
     """Entries of `secrets` written in plain text."""
+    problems: list[Problem] = field(default_factory=list)
+    """What the file itself gets wrong that the program cannot see: under the engine, one
+    encrypted entry makes all of `secrets` secret, hiding plain-text entries beside it."""
 
 
 def _is_secure(value: object) -> bool:
@@ -59,16 +65,36 @@ def _decrypt_offline(value: Any) -> tuple[Any, bool]:
     return value, False
 
 
-def _read_yaml(path: Path) -> Any:
+def stack_key_path(path: tuple[object, ...]) -> str:
+    """A key path in a stack file as config errors name it: `models.x.env` for the project's own
+    keys, `config.<ns>:<key>...` for others."""
+    if len(path) >= 2 and path[0] == "config":
+        namespace, sep, name = str(path[1]).partition(":")
+        if not sep or namespace == PROJECT:
+            return join_path(name if sep else namespace, *path[2:])
+    return join_path(*path) or FILE_PATH
+
+
+def _read(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise StackFileError(f"{path}: not valid YAML: {exc}") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StackFileError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return read_yaml(data, stack_key_path)
+    except StackYamlError as error:
+        raise ConfigError([_in_file(p, path) for p in error.problems]) from None
+
+
+def _in_file(problem: Problem, path: Path) -> Problem:
+    if problem.path != FILE_PATH:
+        return problem
+    return Problem(problem.path, f"{path.name}: {problem.message}", problem.fix, problem.got, problem.severity)
 
 
 def project_defaults(project_dir: Path) -> dict[str, Any]:
     """`config:` declarations of Pulumi.yaml with a `default` or `value`."""
-    data = _read_yaml(project_dir / "Pulumi.yaml") or {}
+    data = _read(project_dir / "Pulumi.yaml") or {}
     out: dict[str, Any] = {}
     for key, decl in (data.get("config") or {}).items():
         name = key.split(":", 1)[1] if key.startswith(f"{PROJECT}:") else key
@@ -83,29 +109,46 @@ def read_stack(project_dir: Path, stack: str, config_file: Path | None = None) -
     path = config_file or project_dir / f"Pulumi.{stack}.yaml"
     if not path.exists():
         raise StackFileError(f"stack file {path} does not exist")
-    data = _read_yaml(path) or {}
-    if not isinstance(data, Mapping) or not isinstance(data.get("config", {}), Mapping):
+    data = _read(path) or {}
+    if not isinstance(data, Mapping) or not isinstance(data.get("config") or {}, Mapping):
         raise StackFileError(f"{path}: expected a mapping with a `config:` mapping")
     result = StackFile(stack=stack, path=path)
     config: Mapping[str, Any] = data.get("config") or {}
     merged: dict[str, Any] = {}
+    written_as: dict[str, str] = {}
+    problems: list[Problem] = []
     for key, value in config.items():
         namespace, sep, name = str(key).partition(":")
-        if not sep:  # un-namespaced keys belong to the project
+        if not sep:  # the CLI puts keys without a namespace in the project's
             namespace, name = PROJECT, str(key)
-        plain, secret = _decrypt_offline(value)
         full = f"{namespace}:{name}"
+        if full in written_as:
+            problems.append(
+                Problem(
+                    name if namespace == PROJECT else join_path("config", full),
+                    f"written twice, as `{written_as[full]}` and as `{key}`; the Pulumi CLI keeps only one of them",
+                    "merge them into one entry",
+                )
+            )
+            continue
+        written_as[full] = str(key)
+        plain, secret = _decrypt_offline(value)
         if secret:
             result.secret_keys.add(full)
         if namespace == PROJECT:
             merged[name] = plain
             if name == "secrets" and isinstance(value, Mapping):
                 result.plaintext_secrets = [k for k, v in value.items() if not _is_secure(v)]
+                result.problems += [plaintext_secret_problem(k) for k in result.plaintext_secrets]
         else:
             result.pulumi_config[full] = plain if isinstance(plain, str) else json.dumps(plain)
+    if problems:
+        raise ConfigError(problems)
     for name, default in project_defaults(project_dir).items():
         merged.setdefault(name, default)
     result.raw = merged
     for name, value in merged.items():
-        result.pulumi_config[f"{PROJECT}:{name}"] = value if isinstance(value, str) else json.dumps(value)
+        # The CLI hands a top-level null to programs as an empty string.
+        text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
+        result.pulumi_config[f"{PROJECT}:{name}"] = text
     return result

@@ -12,26 +12,35 @@ import pytest
 import yaml
 
 import config
+from config.errors import REDACTED
 from offline.render import StackRender, render_stack
-from offline.schemas import upstream_dir
+from offline.stackfile import read_stack
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_DIR.glob("Pulumi.*.yaml"))
 
-requires_upstream = pytest.mark.skipif(
-    upstream_dir() is None,
-    reason="upstream CRDs/chart values not found (../shared/upstream or $VOLCANO_PLATFORM_UPSTREAM)",
-)
-
 
 def stack_raw(stack: str) -> dict[str, Any]:
-    """The `volcano-platform:` keys of a committed stack file, without the prefix."""
-    data = yaml.safe_load((PROJECT_DIR / f"Pulumi.{stack}.yaml").read_text())
-    return {key.split(":", 1)[1]: value for key, value in data["config"].items() if key.startswith("volcano-platform:")}
+    """The `volcano-platform:` keys of a committed stack file, without the prefix, read as the
+    Pulumi CLI reads them (encrypted values are the `[secret]` placeholder)."""
+    return copy.deepcopy(read_stack(PROJECT_DIR, stack).raw)
+
+
+def _encrypted(value: Any) -> Any:
+    """Placeholders of encrypted values become encrypted values again (any ciphertext will do:
+    the offline engine never decrypts)."""
+    if value == REDACTED:
+        return {"secure": "v1:dGVzdA==:dGVzdA=="}
+    if isinstance(value, dict):
+        return {k: _encrypted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encrypted(v) for v in value]
+    return value
 
 
 def write_stack(path: Path, raw: dict[str, Any]) -> Path:
-    path.write_text(yaml.safe_dump({"config": {f"volcano-platform:{k}": v for k, v in raw.items()}}, sort_keys=False))
+    config = {f"volcano-platform:{k}": _encrypted(v) for k, v in raw.items()}
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
     return path
 
 

@@ -209,7 +209,7 @@ def test_empty_mapping_means_not_set() -> None:
 
 
 def test_plaintext_secret_is_an_error() -> None:
-    raw = mutate(SEED, _set(["secrets"], {"hf-token": "hf_abc"}))
+    raw = mutate(SEED, lambda r: r["secrets"].update({"hf-token": "hf_abc"}))
     with pytest.raises(config.ConfigError) as caught:
         config.load_raw(raw, "x", plaintext_secrets=["hf-token"])
     assert [p.path for p in caught.value.problems] == ["secrets.hf-token"]
@@ -264,7 +264,7 @@ def _every_section() -> dict[str, Any]:
     raw["registries"] = {
         "mars-registry": {"server": "10.8.17.100:60066", "username": "svc", "passwordSecret": "registry-password"}
     }
-    raw["secrets"] = {"registry-password": "pw", "hf-token": "hf"}
+    raw["secrets"] = {**raw["secrets"], "registry-password": "pw", "hf-token": "hf"}
     model = raw["models"][DEPLOY_MODEL]
     model["imagePullSecrets"] = ["mars-registry"]
     model["env"]["HF_HUB_TOKEN"] = {"secret": "hf-token"}

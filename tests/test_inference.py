@@ -14,7 +14,7 @@ from config.upstream import VLLM_REMOVED_FLAGS
 from offline.diff import diff_dirs
 from offline.render import write_render
 from offline.schemas import validate_objects
-from tests.conftest import load, mutate, paths_of, problems_of, requires_upstream, stack_raw
+from tests.conftest import load, mutate, paths_of, problems_of, stack_raw
 
 SEED = stack_raw("aicloud-a")
 LWS_MODEL, DEPLOY_MODEL = "qwen2-72b-tenanta", "qwen8b-preemptor"
@@ -194,7 +194,6 @@ def test_rendered_workloads_pass_kubernetes_validation(committed_render: Any) ->
         assert report.issues == [] and report.checked == len(objects) > 0
 
 
-@requires_upstream
 def test_leaderworkersets_and_podgroups_validate_against_the_crds(committed_render: Any) -> None:
     objects = [o for o in committed_render("aicloud-a").rendered.objects if o.kind in ("LeaderWorkerSet", "PodGroup")]
     report = validate_objects(objects, "1.33")
@@ -301,7 +300,7 @@ def test_secrets_become_kubernetes_secrets_referenced_by_name(render_raw: Any) -
     raw = mutate(
         SEED,
         lambda r: r.update(
-            secrets={"hf-token": encrypted, "registry-password": encrypted},
+            secrets={**r["secrets"], "hf-token": encrypted, "registry-password": encrypted},
             registries={
                 "mars-registry": {
                     "server": "10.8.17.100:60066",
@@ -322,9 +321,9 @@ def test_secrets_become_kubernetes_secrets_referenced_by_name(render_raw: Any) -
     } in container["env"]
     assert deployment["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "mars-registry"}]
     secret = result.rendered.find("Secret", "hf-token", "a01").manifest
-    assert secret["type"] == "Opaque" and secret["stringData"] == "[secret]"
+    assert secret["type"] == "Opaque" and secret["stringData"] == {"value": "[secret]"}
     pull = result.rendered.find("Secret", "mars-registry", "a01").manifest
-    assert pull["type"] == "kubernetes.io/dockerconfigjson" and pull["stringData"] == "[secret]"
+    assert pull["type"] == "kubernetes.io/dockerconfigjson" and pull["stringData"] == {".dockerconfigjson": "[secret]"}
 
 
 def test_pulumi_up_waits_as_long_as_the_weights_take(committed_render: Any, render_raw: Any) -> None:
@@ -338,7 +337,7 @@ def test_pulumi_up_waits_as_long_as_the_weights_take(committed_render: Any, rend
 
 
 def test_env_the_platform_sets_is_reserved_only_where_it_sets_it() -> None:
-    raw = mutate(SEED, lambda r: r.update(secrets={"hf-token": "x"}))
+    raw = mutate(SEED, lambda r: r["secrets"].update({"hf-token": "x"}))
     raw["models"][DEPLOY_MODEL]["env"]["HF_TOKEN"] = {"secret": "hf-token"}
     raw["models"][DEPLOY_MODEL]["env"]["VLLM_HOST_IP"] = "10.0.0.1"
     assert load(raw).models[DEPLOY_MODEL].config.env["VLLM_HOST_IP"] == "10.0.0.1"

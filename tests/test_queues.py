@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from offline.schemas import validate_objects
-from tests.conftest import load, mutate, problems_of, requires_upstream, stack_raw, under_parent_org
+from tests.conftest import load, mutate, problems_of, stack_raw, under_parent_org
 
 SEED = stack_raw("aicloud-a")
 GPU = "mars-tech.com/gpu"
@@ -53,7 +53,6 @@ def test_queues_depend_on_volcano_and_their_parent(render_raw: Any) -> None:
     assert "parent" not in result.rendered.find("Queue", "org").manifest["spec"]
 
 
-@requires_upstream
 def test_queues_validate_against_the_upstream_crd(render_raw: Any) -> None:
     queues = [o for o in render_raw(under_parent_org(SEED)).rendered.objects if o.kind == "Queue"]
     report = validate_objects(queues, "1.33")

@@ -90,5 +90,9 @@ def test_adding_a_model_changes_only_that_models_objects(tmp_path: Path, render_
     write_render(render_raw(raw), tmp_path / "old")
     write_render(render_raw(added), tmp_path / "new")
     result, text = diff_dirs(tmp_path / "old", tmp_path / "new")
-    assert result.added == ["manifests/Deployment.b01.llama-8b.yaml", "manifests/Service.b01.llama-8b.yaml"]
+    assert result.added == [
+        "manifests/Deployment.b01.llama-8b.yaml",
+        "manifests/Secret.b01.mars-registry.yaml",  # its image pull secret, first used in b01
+        "manifests/Service.b01.llama-8b.yaml",
+    ]
     assert not (result.changed or result.replaced or result.removed), text

@@ -12,7 +12,7 @@ from config.upstream import DISCOVERY_SOURCE_LABEL
 from offline.schemas import validate_objects
 from offline.summary import render_summary
 from offline.svg import render_svg
-from tests.conftest import load, mutate, paths_of, problems_of, requires_upstream, stack_raw
+from tests.conftest import load, mutate, paths_of, problems_of, stack_raw
 
 SEED = stack_raw("aicloud-a")
 LWS_MODEL = "qwen2-72b-tenanta"
@@ -98,7 +98,6 @@ def test_explicit_mode_makes_three_hypernodes(render_raw: Any) -> None:
     assert any(d.endswith("::topology-hypernode-leafpair12") for d in spine_deps)
 
 
-@requires_upstream
 def test_explicit_hypernodes_validate_against_the_crd_and_its_cel_rules(render_raw: Any) -> None:
     hypernodes = render_raw(mutate(SEED, _topology(hyperNodes="explicit"))).rendered.by_kind("HyperNode")
     report = validate_objects(hypernodes, "1.33")

@@ -8,10 +8,12 @@ import pytest
 import yaml
 
 from components.volcano_values import volcano_values
+from config.scheduler_policy import scheduler_conf
 from config.upstream import REGISTERED_ACTIONS, REGISTERED_PLUGINS
+from config.volcano import VolcanoConfig
 from offline.check import unknown_value_keys, upstream_values
 from offline.render import write_render
-from tests.conftest import STACKS, load, mutate, paths_of, problems_of, requires_upstream, stack_raw, under_parent_org
+from tests.conftest import STACKS, load, mutate, paths_of, problems_of, stack_raw, under_parent_org
 
 SEED = stack_raw("aicloud-a")
 DEV = stack_raw("dev")
@@ -139,11 +141,10 @@ def test_topology_plugin_off_warns_for_constrained_models() -> None:
 def test_old_volcano_versions_get_no_newer_arguments_and_reject_newer_fields() -> None:
     older = mutate(SEED, lambda r: r["volcano"].update(version="1.13.0"))
     older["models"]["qwen2-72b-tenanta"]["topology"] = {"mode": "hard", "highestTier": 1}
-    problems = paths_of(older)
-    assert "volcano.version" in problems  # subGroupPolicy needs 1.14
-    older["lws"] = {"gangScheduling": True}
-    older["models"]["qwen2-72b-tenanta"].pop("topology")
-    conf = _conf(older)
+    messages = [p.message for p in problems_of(older) if p.path == "volcano.version"]
+    assert any("subGroupPolicy" in m for m in messages)  # per-group gangs need 1.14
+    assert any("no Volcano schemas of chart version 1.13.0 are vendored" in m for m in messages)
+    conf = scheduler_conf(VolcanoConfig(version="1.13.0"), "nvidia.com/gpu", hierarchy=False)
     assert _plugins(conf)["network-topology-aware"]["arguments"] == {"weight": 10}
 
 
@@ -199,7 +200,6 @@ def test_values_escape_hatch_merges_over_generated_values() -> None:
     assert custom["scheduler_log_level"] == 5 and "scheduler_config_override" in custom
 
 
-@requires_upstream
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_values_key_exists_in_the_upstream_chart(stack: str) -> None:
     raw = mutate(
@@ -219,11 +219,12 @@ def test_every_values_key_exists_in_the_upstream_chart(stack: str) -> None:
         ),
     )
     values = volcano_values(load(raw))
-    assert unknown_value_keys("volcano", values) == []
-    upstream = upstream_values("volcano")
+    version = load(raw).config.volcano.version
+    assert unknown_value_keys("volcano", version, values) == []
+    upstream = upstream_values("volcano", version)
     assert upstream is not None
     assert set(values["custom"]) <= set(upstream["custom"]) and set(values["basic"]) <= set(upstream["basic"])
-    assert unknown_value_keys("volcano", {"custom": {"scheduler_replica": 1}}) == ["custom.scheduler_replica"]
+    assert unknown_value_keys("volcano", version, {"custom": {"scheduler_replica": 1}}) == ["custom.scheduler_replica"]
 
 
 def test_release_is_a_helm_v3_release_with_protect(committed_render: Any) -> None:

@@ -14,10 +14,12 @@ for file in Pulumi.*.yaml; do
   stack="${file#Pulumi.}"; stack="${stack%.yaml}"
   # `make diff` exits non-zero when the stack changes, so success is read from its summary line.
   output="$(make -s --no-print-directory diff STACK="$stack" BASE="$base" 2>&1 | grep -v '^make: \*\*\*' || true)"
-  status="$(printf '%s\n' "$output" | sed -n '2p')"
-  if ! printf '%s\n' "$status" | grep -Eq '^(no changes|[0-9]+ added, [0-9]+ changed, [0-9]+ replaced, [0-9]+ removed)$'; then
+  status="$(printf '%s\n' "$output" | grep -Em1 '^(no changes|[0-9]+ added, [0-9]+ changed, [0-9]+ replaced, [0-9]+ removed)$' || true)"
+  if [ -z "$status" ]; then
     status="**diff failed**"
     failed=1
+  elif printf '%s\n' "$output" | grep -q '^PROVIDER REPLACED'; then
+    status="**provider replaced: every resource is replaced**; $status"
   fi
   summary+="| \`$stack\` | $status |"$'\n'
   details+="<details><summary><code>$stack</code>: $status</summary>"$'\n\n```diff\n'"$output"$'\n```\n</details>\n\n'
