@@ -95,7 +95,7 @@ class MultiNodeModel(pulumi.ComponentResource):
         if deps.lws is not None:
             depends.append(deps.lws)
         child = pulumi.ResourceOptions(parent=self, depends_on=depends)
-        if model.own_pod_group:
+        if model.has_pod_group:
             pod_group = custom_resource(
                 f"{name}-podgroup",
                 podgroup_manifest(model),

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.labels import MANAGED_BY
+from config.images import ChartSource
 
 
 def custom_resource(
@@ -24,20 +26,37 @@ def custom_resource(
     )
 
 
-def release_in_namespace(
-    prefix: str, release: str, namespace: str, protect: bool, parent: pulumi.Resource, **chart: Any
+def installed_chart(
+    prefix: str,
+    release: str,
+    namespace: str,
+    source: ChartSource,
+    protect: bool,
+    parent: pulumi.Resource,
+    pull_secret: Callable[[str, pulumi.ResourceOptions], pulumi.Resource] | None,
+    **chart: Any,
 ) -> k8s.helm.v3.Release:
-    """A Helm release and the namespace it owns. `protect` guards both: deleting the namespace
-    would take the release's objects with it."""
-    options = pulumi.ResourceOptions(parent=parent, protect=protect)
+    """A platform component's namespace, the pull Secret of its images (made by `pull_secret`,
+    if any) and its Helm release, from a chart repository or an OCI reference. `protect` guards
+    the namespace too: deleting it would take the release's objects with it."""
     created = k8s.core.v1.Namespace(
-        f"{prefix}-namespace", metadata={"name": namespace, "labels": dict(MANAGED_BY)}, opts=options
+        f"{prefix}-namespace",
+        metadata={"name": namespace, "labels": dict(MANAGED_BY)},
+        opts=pulumi.ResourceOptions(parent=parent, protect=protect),
     )
+    depends: list[pulumi.Resource] = [created]
+    if pull_secret is not None:
+        depends.append(
+            pull_secret(f"{prefix}-pull-secret", pulumi.ResourceOptions(parent=parent, depends_on=[created]))
+        )
+    if source.repository is not None:
+        chart["repository_opts"] = {"repo": source.repository}
     return k8s.helm.v3.Release(
         f"{prefix}-release",
         name=release,  # explicit: object names derive from it and are contracts
+        chart=source.chart,
         namespace=namespace,
         max_history=10,
-        opts=pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(depends_on=[created])),
+        opts=pulumi.ResourceOptions(parent=parent, protect=protect, depends_on=depends),
         **chart,
     )

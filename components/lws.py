@@ -7,38 +7,49 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kubernetes_objects import release_in_namespace
-from config.lws import LwsConfig
+from components.kubernetes_objects import installed_chart
+from components.secrets import platform_pull_secret
+from config.images import lws_chart, lws_image_repository, lws_pull_secret
 from config.merge import deep_merge
+from config.spec import PlatformSpec
+from config.stack import StackConfig
 from config.upstream import LWS_NAMESPACE, LWS_RELEASE, VOLCANO_SCHEDULER_NAME
 
 
-def lws_values(config: LwsConfig) -> dict[str, Any]:
+def lws_values(config: StackConfig) -> dict[str, Any]:
     """Chart values. LWS's own gang scheduling stays off by default: it would make PodGroups
     without network topology and overwrite the pods' group annotation."""
-    values: dict[str, Any] = {"replicaCount": config.replicas}
-    if config.gang_scheduling:
+    lws = config.lws
+    values: dict[str, Any] = {"replicaCount": lws.replicas}
+    if lws.gang_scheduling:
         values["gangSchedulingManagement"] = {"schedulerProvider": VOLCANO_SCHEDULER_NAME}
-    if config.image_repository:
-        values["image"] = {"manager": {"repository": config.image_repository}}
-    return deep_merge(values, config.values)
+    repository = lws_image_repository(config)
+    if repository:
+        values["image"] = {"manager": {"repository": repository}}
+    pull_secret = lws_pull_secret(config)
+    if pull_secret:
+        values["imagePullSecrets"] = [{"name": pull_secret}]
+    return deep_merge(values, lws.values)
 
 
 class LwsInstall(pulumi.ComponentResource):
-    """Namespace `lws-system` (its CRD conversion webhook hard-codes it) and the chart."""
+    """Namespace `lws-system` (its CRD conversion webhook hard-codes it), the pull Secret of its
+    image (if any) and the chart."""
 
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, config: LwsConfig, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:lws:LwsInstall", name, None, opts)
-        self.release = release_in_namespace(
+        config = spec.config
+        self.release = installed_chart(
             name,
             LWS_RELEASE,
             LWS_NAMESPACE,
-            config.protect,
+            lws_chart(config),
+            config.lws.protect,
             self,
-            chart=config.chart,
-            version=config.version,
+            platform_pull_secret(spec, lws_pull_secret(config), LWS_NAMESPACE),
+            version=config.lws.version,
             values=lws_values(config),
             timeout=600,
         )

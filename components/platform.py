@@ -32,7 +32,7 @@ class GpuPlatform(pulumi.ComponentResource):
         tenants = TenantQueues("tenants", spec, volcano.release, child)
         if spec.topology is not None and spec.config.topology is not None:
             NetworkTopology("topology", spec.topology, spec.config.topology, volcano.release, child)
-        lws = LwsInstall("lws", spec.config.lws, child) if spec.lws_install else None
+        lws = LwsInstall("lws", spec, child) if spec.lws_install else None
         secrets = WorkloadSecrets("secrets", spec, dict(tenants.namespaces), child)
 
         for model in spec.models.values():

@@ -20,9 +20,9 @@ from config.upstream import (
     MULTUS_ANNOTATION,
     PREEMPTABLE_ANNOTATION,
     QUEUE_ANNOTATION,
-    VLLM_DEFAULT_READY_TIMEOUT_SECONDS,
     VOLCANO_SCHEDULER_NAME,
 )
+from config.vllm_releases import ENGINE_READY_DEFAULT_SECONDS, ENGINE_READY_TIMEOUT_ENV, ENGINE_READY_TIMEOUT_SINCE
 
 Role = Literal["server", "leader", "worker"]
 SECRET_KEY = "value"
@@ -51,12 +51,14 @@ def _env(model: ModelSpec, role: Role) -> list[dict[str, Any]]:
         # With several NICs vLLM must advertise the pod's own address to its peers.
         env.append({"name": "VLLM_HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
     budget = cfg.startup.load_timeout_seconds
+    # Only releases that read the variable get it; older ones hard-code the wait (a warning says so).
     if (
         role != "worker"
-        and budget > VLLM_DEFAULT_READY_TIMEOUT_SECONDS
-        and "VLLM_ENGINE_READY_TIMEOUT_S" not in cfg.env
+        and budget > ENGINE_READY_DEFAULT_SECONDS
+        and model.vllm_version >= ENGINE_READY_TIMEOUT_SINCE
+        and ENGINE_READY_TIMEOUT_ENV not in cfg.env
     ):
-        env.append({"name": "VLLM_ENGINE_READY_TIMEOUT_S", "value": str(budget)})
+        env.append({"name": ENGINE_READY_TIMEOUT_ENV, "value": str(budget)})
     return env
 
 
@@ -113,6 +115,8 @@ def container(model: ModelSpec, role: Role) -> dict[str, Any]:
     mounts: list[dict[str, Any]] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
     if cfg.source.hub is None:
         mounts.append({"name": MODEL_VOLUME, "mountPath": cfg.source.mount_path, "readOnly": True})
+    for name, volume in cfg.volumes.items():
+        mounts.append({"name": name, "mountPath": volume.mount_path, "readOnly": volume.read_only})
     spec["volumeMounts"] = mounts
     if role != "worker":
         spec.update(_probes(model))
@@ -138,6 +142,15 @@ def _volumes(model: ModelSpec) -> list[dict[str, Any]]:
         )
     elif source.host_path:
         volumes.append({"name": MODEL_VOLUME, "hostPath": {"path": source.host_path.path, "type": "Directory"}})
+    for name, volume in cfg.volumes.items():
+        if volume.host_path is not None:
+            volumes.append({"name": name, "hostPath": {"path": volume.host_path}})
+        elif volume.config_map is not None:
+            volumes.append({"name": name, "configMap": {"name": volume.config_map}})
+        elif volume.pvc is not None:
+            volumes.append(
+                {"name": name, "persistentVolumeClaim": {"claimName": volume.pvc, "readOnly": volume.read_only}}
+            )
     return volumes
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -21,6 +22,39 @@ from config.spec import PlatformSpec
 def docker_config(server: str, username: str, password: str) -> str:
     auth = base64.b64encode(f"{username}:{password}".encode()).decode()
     return json.dumps({"auths": {server: {"username": username, "password": password, "auth": auth}}})
+
+
+def registry_data(spec: PlatformSpec, registry: str) -> dict[str, str]:
+    """`stringData` of the pull Secret of an entry of `registries`."""
+    credential = spec.config.registries[registry]
+    password = spec.config.secrets[credential.password_secret].get_secret_value()
+    return {".dockerconfigjson": docker_config(credential.server, credential.username, password)}
+
+
+def registry_secret(
+    name: str, spec: PlatformSpec, registry: str, namespace: str, opts: pulumi.ResourceOptions
+) -> k8s.core.v1.Secret:
+    """The pull Secret of an entry of `registries` in one namespace, named after the entry."""
+    return k8s.core.v1.Secret(
+        name,
+        metadata={"name": registry, "namespace": namespace, "labels": dict(MANAGED_BY)},
+        type=DOCKER_CONFIG,
+        string_data={key: pulumi.Output.secret(value) for key, value in registry_data(spec, registry).items()},
+        opts=opts,
+    )
+
+
+DOCKER_CONFIG = "kubernetes.io/dockerconfigjson"
+
+
+def platform_pull_secret(
+    spec: PlatformSpec, registry: str | None, namespace: str
+) -> Callable[[str, pulumi.ResourceOptions], k8s.core.v1.Secret] | None:
+    """A maker of the pull Secret for a platform namespace, or None when no registry is set."""
+    if registry is None:
+        return None
+    chosen = registry
+    return lambda name, opts: registry_secret(name, spec, chosen, namespace, opts)
 
 
 class WorkloadSecrets(pulumi.ComponentResource):
@@ -45,18 +79,8 @@ class WorkloadSecrets(pulumi.ComponentResource):
                 wanted.append((namespace, entry, f"{name}-{namespace}-{entry}", "Opaque", data))
         for namespace, registries in sorted(registries_needed(spec).items()):
             for registry in sorted(registries):
-                credential = spec.config.registries[registry]
-                password = values[credential.password_secret].get_secret_value()
-                config_json = docker_config(credential.server, credential.username, password)
-                wanted.append(
-                    (
-                        namespace,
-                        registry,
-                        f"{name}-{namespace}-registry-{registry}",
-                        "kubernetes.io/dockerconfigjson",
-                        {".dockerconfigjson": config_json},
-                    )
-                )
+                earlier = f"{name}-{namespace}-registry-{registry}"
+                wanted.append((namespace, registry, earlier, DOCKER_CONFIG, registry_data(spec, registry)))
         for namespace, secret_name, earlier, kind, data in wanted:
             # Namespace and Secret name are joined by '/', which neither can contain, so no two
             # Secrets share a resource name (`a` + `b-c` and `a-b` + `c` once did).

@@ -1,9 +1,11 @@
 """vLLM command lines (pure): the server's arguments and the Ray bootstrap of multi-node groups.
 
 Only flags current vLLM accepts are generated: RoPE scaling goes through `--hf-overrides` (the
-`--rope-scaling` flag is gone), and the Ray backend is named explicitly because vLLM refuses a
-world size larger than the local GPUs without it. The Ray bootstrap is generated rather than taken
-from the image's helper script, whose location differs between vLLM images.
+`--rope-scaling` flag is gone) in the form the image's transformers applies, and the Ray backend is
+named explicitly because vLLM refuses a world size larger than the local GPUs without it. The Ray
+bootstrap is generated rather than taken from the image's helper script, whose location differs
+between vLLM images; it advertises each pod's devices the way the vendor's vLLM build looks for
+them (Ray GPUs, or a custom resource such as Ascend's `NPU`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import shlex
 
 from config.spec import ModelSpec
+from config.vllm_releases import TRANSFORMERS_V5_POSSIBLE
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 
@@ -56,12 +59,31 @@ def server_arguments(model: ModelSpec) -> list[str]:
     if engine.tool_call_parser:
         argv += ["--enable-auto-tool-choice", "--tool-call-parser", engine.tool_call_parser]
     overrides = dict(engine.hf_overrides)
-    if engine.rope_scaling:
+    if engine.rope_scaling and model.vllm_version >= TRANSFORMERS_V5_POSSIBLE:
+        # transformers v5 keeps every RoPE parameter in `rope_parameters`; an override replaces the
+        # whole mapping, so the model's theta goes in with the scaling.
+        overrides["rope_parameters"] = {**engine.rope_scaling, "rope_theta": _number(engine.rope_theta)}
+    elif engine.rope_scaling:
         overrides["rope_scaling"] = dict(engine.rope_scaling)
+        if engine.rope_theta is not None:
+            overrides["rope_theta"] = _number(engine.rope_theta)
     if overrides:
         argv += ["--hf-overrides", json.dumps(overrides, sort_keys=True, separators=(",", ":"))]
     argv += list(engine.extra_args)
     return argv
+
+
+def _number(value: float | None) -> float | int | None:
+    """1000000.0 -> 1000000, as a model's config.json writes it."""
+    return int(value) if value is not None and value.is_integer() else value
+
+
+def ray_devices(model: ModelSpec) -> str:
+    """The `ray start` option that advertises one pod's devices."""
+    if model.ray_resource == "GPU":
+        return f"--num-gpus={model.gpus_per_pod}"
+    resources = json.dumps({model.ray_resource: model.gpus_per_pod}, separators=(",", ":"))
+    return f"--num-gpus=0 --resources={shlex.quote(resources)}"
 
 
 def leader_script(model: ModelSpec) -> str:
@@ -74,7 +96,7 @@ def leader_script(model: ModelSpec) -> str:
     return "\n".join(
         [
             "set -eu",
-            f"ray start --head --port={cfg.ray.port} --num-gpus={model.gpus_per_pod} --disable-usage-stats",
+            f"ray start --head --port={cfg.ray.port} {ray_devices(model)} --disable-usage-stats",
             f"deadline=$(( $(date +%s) + {timeout} ))",
             f'until [ "$(python3 -c {shlex.quote(count_nodes)} 2>/dev/null || echo 0)" -ge "$LWS_GROUP_SIZE" ]; do',
             '  if [ "$(date +%s)" -ge "$deadline" ]; then',
@@ -99,13 +121,13 @@ def worker_script(model: ModelSpec) -> str:
         [
             "set -eu",
             f"deadline=$(( $(date +%s) + {timeout} ))",
-            f"until ray health-check --address {head} >/dev/null 2>&1; do",
+            f"until ray status --address {head} >/dev/null 2>&1; do",
             '  if [ "$(date +%s)" -ge "$deadline" ]; then',
             f'    echo "the Ray head did not come up within {timeout}s; restarting the group" >&2',
             "    exit 1",
             "  fi",
             "  sleep 5",
             "done",
-            f"exec ray start --address={head} --num-gpus={model.gpus_per_pod} --disable-usage-stats --block",
+            f"exec ray start --address={head} {ray_devices(model)} --disable-usage-stats --block",
         ]
     )

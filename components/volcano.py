@@ -5,14 +5,17 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kubernetes_objects import release_in_namespace
+from components.kubernetes_objects import installed_chart
+from components.secrets import platform_pull_secret
 from components.volcano_values import volcano_values
+from config.images import volcano_chart, volcano_pull_secret
 from config.spec import PlatformSpec
-from config.upstream import VOLCANO_CHART, VOLCANO_NAMESPACE, VOLCANO_RELEASE
+from config.upstream import VOLCANO_NAMESPACE, VOLCANO_RELEASE
 
 
 class VolcanoInstall(pulumi.ComponentResource):
-    """Namespace `volcano-system` and the chart as a `helm.v3.Release`.
+    """Namespace `volcano-system`, the pull Secret of its images (if any) and the chart as a
+    `helm.v3.Release`.
 
     A Release, not `helm.v4.Chart`: the admission webhook's TLS secret is made by a Helm hook Job,
     which Chart v4 drops; without it the webhook never starts and, failing closed, blocks every
@@ -25,15 +28,15 @@ class VolcanoInstall(pulumi.ComponentResource):
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:volcano:VolcanoInstall", name, None, opts)
         volcano = spec.config.volcano
-        self.release = release_in_namespace(
+        self.release = installed_chart(
             name,
             VOLCANO_RELEASE,
             VOLCANO_NAMESPACE,
+            volcano_chart(spec.config),
             volcano.protect,
             self,
-            chart=VOLCANO_CHART,
+            platform_pull_secret(spec, volcano_pull_secret(spec.config), VOLCANO_NAMESPACE),
             version=volcano.version,
-            repository_opts={"repo": volcano.repository},
             values=volcano_values(spec),
             # The admission init Job must finish before Queues can be created.
             wait_for_jobs=True,

@@ -11,6 +11,7 @@ from typing import Any
 
 from components.controller_conf import controller_conf
 from components.yaml_text import dump
+from config.images import volcano_image_registry, volcano_image_tag, volcano_pull_secret
 from config.merge import deep_merge
 from config.scheduler_policy import scheduler_conf
 from config.spec import PlatformSpec
@@ -27,19 +28,20 @@ def _resources(requirements: ResourceRequirements) -> dict[str, Any]:
 
 
 def scheduler_conf_text(spec: PlatformSpec) -> str:
-    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy)
+    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
     return dump(conf)
 
 
 def volcano_values(spec: PlatformSpec) -> dict[str, Any]:
     volcano = spec.config.volcano
-    basic: dict[str, Any] = {}
-    if volcano.image_registry:
-        basic["image_registry"] = volcano.image_registry
-    if volcano.image_tag:
-        basic["image_tag_version"] = volcano.image_tag
-    if volcano.image_pull_secret:
-        basic["image_pull_secret"] = volcano.image_pull_secret
+    # The exact images are always spelled out, so a render and `images.txt` say what is pulled.
+    basic: dict[str, Any] = {
+        "image_registry": volcano_image_registry(spec.config),
+        "image_tag_version": volcano_image_tag(spec.config),
+    }
+    pull_secret = volcano_pull_secret(spec.config)
+    if pull_secret:
+        basic["image_pull_secret"] = pull_secret
     replicas = volcano.replicas
     custom: dict[str, Any] = {
         "scheduler_replicas": replicas.scheduler,
@@ -61,7 +63,5 @@ def volcano_values(spec: PlatformSpec) -> dict[str, Any]:
     controller = controller_conf(spec.config.topology)
     if controller:
         custom["controller_config_override"] = controller
-    values: dict[str, Any] = {"custom": custom}
-    if basic:
-        values["basic"] = basic
+    values: dict[str, Any] = {"custom": custom, "basic": basic}
     return deep_merge(values, volcano.values)

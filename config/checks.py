@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 
 from config.errors import Problem
 from config.feasibility import check_queue_capacity
+from config.image_rules import check_images
 from config.model_rules import check_models, check_registries
 from config.naming_rules import check_names
 from config.priority_rules import check_priority_classes
@@ -23,6 +24,7 @@ Check = Callable[[PlatformSpec], Iterable[Problem]]
 
 CHECKS: tuple[Check, ...] = (
     check_upstream_versions,
+    check_images,
     check_names,
     check_priority_classes,
     check_queues,

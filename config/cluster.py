@@ -1,13 +1,49 @@
-"""The cluster a stack manages: how to reach it and what its GPUs are called."""
+"""The cluster a stack manages: how to reach it, what its accelerators are called and where its
+images and charts come from."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 
-from config.base import ConfigModel
-from config.names import ResourceName
+from config.base import ConfigModel, invalid
+from config.names import ChartRepository, RegistryHost, ResourceName
+
+VendorName = Literal["nvidia", "amd", "ascend", "metax", "other"]
+"""The keys of `config.accelerators.VENDORS` (a test keeps them equal)."""
+
+
+class AcceleratorConfig(ConfigModel):
+    """What the cluster's accelerators are, for the Ray bootstrap and the summaries."""
+
+    vendor: VendorName | None = None
+    """`nvidia`, `amd`, `ascend`, `metax` or `other`. Default: from the domain of `gpuResource`
+    (`nvidia.com`, `amd.com`, `huawei.com`, `metax-tech.com`/`mars-tech.com`), else `other`."""
+    ray_resource: str | None = None
+    """How multi-node replicas advertise a pod's devices to Ray: `GPU` (`ray start --num-gpus`)
+    or a custom resource such as `NPU` (`--resources '{"NPU": N}'`, what vLLM-Ascend schedules
+    on). Default: the vendor's."""
+    word: str | None = None
+    """What the devices are called in summaries and the topology picture (`GPU`, `NPU`).
+    Default: the vendor's; `accelerator` for `other`."""
+
+
+class MirrorConfig(ConfigModel):
+    """Where the platform's own images and charts come from, e.g. in an air-gapped network. Every
+    image the stack pulls then comes from the mirror (`images.txt` in a render lists them)."""
+
+    registry: RegistryHost | None = None
+    """Registry mirroring the upstream images under their upstream paths (`<registry>/volcanosh/
+    vc-scheduler`, `<registry>/lws/lws`). Default for `volcano.imageRegistry` and the LWS image."""
+    charts: ChartRepository | None = None
+    """Chart source for both charts: `oci://<host>/<path>` (OCI, e.g. Harbor 2.8+, which serves
+    charts only over OCI) or an `https://` Helm repository. Default for `volcano.repository`
+    and `lws.chart`."""
+    pull_secret: str | None = None
+    """Entry of `registries` used to pull the platform's images; the program creates it in
+    `volcano-system` and `lws-system`. Default for `volcano.imagePullSecret` and
+    `lws.imagePullSecret`."""
 
 
 class ClusterConfig(ConfigModel):
@@ -31,11 +67,33 @@ class ClusterConfig(ConfigModel):
     """Kubeconfig context to use. Default: the kubeconfig's current context."""
 
     gpu_resource: ResourceName = "nvidia.com/gpu"
-    """Extended resource name of the cluster's GPUs (`nvidia.com/gpu`, `amd.com/gpu`, a vendor
-    name such as `mars-tech.com/gpu`). Models and the scheduler's binpacking default to it."""
+    """Extended resource name of the cluster's accelerators (`nvidia.com/gpu`, `amd.com/gpu`,
+    `huawei.com/Ascend910`, a vendor name such as `mars-tech.com/gpu`). Models, quotas and the
+    scheduler's binpacking default to it."""
 
     gpus_per_node: Annotated[int, Field(ge=1, le=64)] = 8
     """GPUs on a topology node unless a domain or node says otherwise."""
 
     kubernetes_version: Annotated[str, Field(pattern=r"^1\.\d+$")] = "1.33"
     """Kubernetes minor version (`1.33`) whose API schemas `offline check` validates against."""
+
+    accelerator: AcceleratorConfig = AcceleratorConfig()
+    """The accelerator vendor behind `gpuResource` (Ray resource, device variable, naming)."""
+
+    mirror: MirrorConfig = MirrorConfig()
+    """Image registry, chart source and pull secret for the platform's own components."""
+
+    host_paths: tuple[str, ...] = ("/mnt", "/data", "/models")
+    """Node directories models may mount with `hostPath` (and below them), besides the
+    accelerator vendor's driver paths. Anything else, and `/`, is refused."""
+
+    @field_validator("host_paths")
+    @classmethod
+    def _host_paths(cls, paths: tuple[str, ...]) -> tuple[str, ...]:
+        for path in paths:
+            if not path.startswith("/") or ".." in path.split("/") or path.rstrip("/") == "":
+                raise invalid(
+                    f"`{path}` is not an allowed host directory: it must be absolute, below `/` and without `..`",
+                    "list directories such as `/data/models`",
+                )
+        return paths

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from config.base import ConfigModel
-from config.upstream import LWS_CHART, LWS_DEFAULT_VERSION
+from config.upstream import LWS_DEFAULT_VERSION
 from config.volcano import ChartVersion
 
 
@@ -17,8 +17,10 @@ class LwsConfig(ConfigModel):
     install: bool | None = None
     """Install the LWS chart. Default: when any model spans several nodes. `false` when LWS is
     managed elsewhere (its CRD must then exist before `pulumi up`)."""
-    chart: str = LWS_CHART
-    """Chart reference (OCI) of the LWS chart."""
+    chart: str | None = None
+    """Chart reference: `oci://<host>/<path>/lws` or the chart's name in an `https://` Helm
+    repository given by `cluster.mirror.charts`. Default: `<cluster.mirror.charts>/lws`, else
+    `oci://registry.k8s.io/lws/charts/lws`."""
     version: ChartVersion = LWS_DEFAULT_VERSION
     """LWS chart version (quote it)."""
     protect: bool = False
@@ -26,7 +28,11 @@ class LwsConfig(ConfigModel):
     replicas: Annotated[int, Field(ge=1, le=5)] = 1
     """Controller replicas."""
     image_repository: str | None = None
-    """Controller image repository (a mirror of `registry.k8s.io/lws/lws`)."""
+    """Controller image repository (a mirror of `registry.k8s.io/lws/lws`). Default:
+    `<cluster.mirror.registry>/lws/lws`, else the chart's."""
+    image_pull_secret: str | None = None
+    """Entry of `registries` to pull the controller image with; the program creates the Secret
+    in `lws-system`. Default: `cluster.mirror.pullSecret`."""
     gang_scheduling: bool = False
     """Let LWS create one Volcano PodGroup per group itself. Those PodGroups carry no network
     topology and no priority class, so it is only allowed when no model asks for a topology

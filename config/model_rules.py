@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from config.errors import Problem, join_path
 from config.models import SecretRef
 from config.quantity import quantity_value
 from config.spec import ModelSpec, PlatformSpec
-from config.upstream import VLLM_REMOVED_FLAGS
+from config.vllm_releases import (
+    ENGINE_READY_DEFAULT_SECONDS,
+    ENGINE_READY_TIMEOUT_ENV,
+    ENGINE_READY_TIMEOUT_SINCE,
+    MODEL_FAMILY_PARSERS,
+    OLDEST_KNOWN,
+    REMOVED_FLAGS,
+    TOOL_PARSERS,
+    TRANSFORMERS_V5_POSSIBLE,
+    TRANSFORMERS_V5_REQUIRED,
+    Version,
+    version_text,
+)
 
 # Flags the program renders from typed keys: giving them in extraArgs would render them twice.
 GENERATED_FLAGS = {
@@ -42,6 +55,10 @@ def check_models(spec: PlatformSpec) -> list[Problem]:
         problems += _parallelism(model)
         problems += _references(spec, model)
         problems += _engine_args(model)
+        problems += _vllm_release(model)
+        problems += _tool_parser(model)
+        problems += _rope(model)
+        problems += _volumes(spec, model)
         problems += _environment(spec, model)
         problems += _placement_options(spec, model)
         problems += _pod_options(model)
@@ -142,9 +159,9 @@ def _engine_args(model: ModelSpec) -> list[Problem]:
                     got=arg,
                 )
             )
-        removed = VLLM_REMOVED_FLAGS.get(flag)
+        removed = REMOVED_FLAGS.get(flag)
         if removed and model.vllm_version >= removed[0]:
-            since = ".".join(str(p) for p in removed[0])
+            since = version_text(removed[0])
             problems.append(
                 Problem(
                     join_path(path, index),
@@ -153,6 +170,181 @@ def _engine_args(model: ModelSpec) -> list[Problem]:
                     got=arg,
                 )
             )
+    return problems
+
+
+def _vllm_release(model: ModelSpec) -> list[Problem]:
+    """What the checks assume about the vLLM release: the version itself, and the engine-ready
+    wait that only later releases let the load budget raise."""
+    cfg = model.config
+    path = join_path("models", model.name)
+    problems: list[Problem] = []
+    version = version_text(model.vllm_version)
+    if not model.vllm_version_known:
+        problems.append(
+            Problem(
+                join_path(path, "image"),
+                f"the vLLM version cannot be read from the image tag, so its flags and tool-call parser were "
+                f"checked against vLLM {version}, the current release",
+                'state the version the image runs with `vllmVersion: "0.11.0"`',
+                got=cfg.image,
+                severity="warning",
+            )
+        )
+    budget = cfg.startup.load_timeout_seconds
+    if model.vllm_version < ENGINE_READY_TIMEOUT_SINCE and budget > ENGINE_READY_DEFAULT_SECONDS:
+        problems.append(
+            Problem(
+                join_path(path, "startup", "loadTimeoutSeconds"),
+                f"vLLM {version} waits at most {ENGINE_READY_DEFAULT_SECONDS} s for its engine to load (the wait "
+                f"is hard-coded before {version_text(ENGINE_READY_TIMEOUT_SINCE)}; {ENGINE_READY_TIMEOUT_ENV} "
+                f"arrived later), so a load longer than that aborts the server despite the {budget} s budget",
+                f"make sure the weights load within {ENGINE_READY_DEFAULT_SECONDS} s (weights on local disks or a "
+                f"fast volume), or use a vLLM >= {version_text(ENGINE_READY_TIMEOUT_SINCE)} image, whose wait "
+                "the platform raises to the budget",
+                got=budget,
+                severity="warning",
+            )
+        )
+    return problems
+
+
+def available_parsers(version: Version) -> list[str]:
+    return sorted(
+        name for name, (since, gone) in TOOL_PARSERS.items() if since <= version and (gone is None or version < gone)
+    )
+
+
+def model_family(model: ModelSpec) -> tuple[str, tuple[str, ...]] | None:
+    """(family, parsers that read its tool calls) from the model's names, if the family is known."""
+    cfg = model.config
+    names = [cfg.served_model_name or "", cfg.source.hub.id if cfg.source.hub else cfg.source.model or "", model.name]
+    text = " ".join(names).lower()
+    for pattern, family, parsers in MODEL_FAMILY_PARSERS:
+        if re.search(pattern, text):
+            return family, parsers
+    return None
+
+
+def _tool_parser(model: ModelSpec) -> list[Problem]:
+    parser = model.config.engine.tool_call_parser
+    if parser is None:
+        return []
+    path = join_path("models", model.name, "engine", "toolCallParser")
+    version = model.vllm_version
+    problems: list[Problem] = []
+    if version >= OLDEST_KNOWN and parser not in available_parsers(version):
+        problems.append(
+            Problem(
+                path,
+                f"vLLM {version_text(version)} has no tool-call parser `{parser}`, so the server would not start",
+                "use one of: " + ", ".join(available_parsers(version)),
+                got=parser,
+            )
+        )
+    family = model_family(model)
+    if family is not None and parser not in family[1]:
+        problems.append(
+            Problem(
+                path,
+                f"{family[0]} models write tool calls that `{parser}` does not read: every tool call would come "
+                "back as plain text",
+                "use " + " or ".join(f"`{p}`" for p in family[1]),
+                got=parser,
+                severity="warning",
+            )
+        )
+    return problems
+
+
+def _rope(model: ModelSpec) -> list[Problem]:
+    """RoPE overrides in the form the image's transformers applies without losing `rope_theta`."""
+    engine = model.config.engine
+    path = join_path("models", model.name, "engine")
+    version = model.vllm_version
+    problems: list[Problem] = []
+    if engine.rope_scaling and version >= TRANSFORMERS_V5_POSSIBLE and engine.rope_theta is None:
+        problems.append(
+            Problem(
+                join_path(path, "ropeTheta"),
+                f"vLLM {version_text(version)} images run transformers v5, where RoPE scaling replaces every "
+                "RoPE parameter; without the model's `rope_theta` it would be dropped and outputs silently degrade",
+                "add `ropeTheta` with the model's `rope_theta` from its config.json (e.g. 1000000 for Qwen3)",
+            )
+        )
+    if "rope_scaling" in engine.hf_overrides and version >= TRANSFORMERS_V5_REQUIRED:
+        problems.append(
+            Problem(
+                join_path(path, "hfOverrides", "rope_scaling"),
+                f"on vLLM {version_text(version)} (transformers v5) a `rope_scaling` override replaces every RoPE "
+                "parameter and drops the model's `rope_theta`",
+                "use `engine.ropeScaling` with `engine.ropeTheta` instead",
+            )
+        )
+    if engine.rope_scaling and TRANSFORMERS_V5_POSSIBLE <= version < TRANSFORMERS_V5_REQUIRED:
+        problems.append(
+            Problem(
+                join_path(path, "ropeScaling"),
+                f"vLLM {version_text(version)} images may run transformers 4 or 5; the override is written for 5 "
+                "(`rope_parameters`), which transformers 4 ignores",
+                "if the image has transformers 4, write `hfOverrides: {rope_scaling: ...}` instead of `ropeScaling`",
+                severity="warning",
+            )
+        )
+    return problems
+
+
+# Volume names the pod template uses itself.
+RESERVED_VOLUMES = {"dshm": "/dev/shm", "model": "the model weights"}
+
+
+def host_path_allowed(path: str, allowed: Iterable[str]) -> bool:
+    return any(path == prefix or path.startswith(prefix.rstrip("/") + "/") for prefix in allowed)
+
+
+def _volumes(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """Host paths only from the allowed directories; one mount per path; no platform names."""
+    cfg = model.config
+    path = join_path("models", model.name)
+    allowed = [*spec.config.cluster.host_paths, *spec.accelerator.vendor.host_paths]
+    problems: list[Problem] = []
+    host_paths = [(join_path(path, "volumes", name, "hostPath"), v.host_path) for name, v in cfg.volumes.items()]
+    if cfg.source.host_path is not None:
+        host_paths.append((join_path(path, "source", "hostPath", "path"), cfg.source.host_path.path))
+    for where, host_path in host_paths:
+        if host_path is None:
+            continue
+        if host_path.rstrip("/") == "" or not host_path_allowed(host_path, allowed):
+            problems.append(
+                Problem(
+                    where,
+                    f"host path `{host_path}` is outside the directories models may mount "
+                    f"({', '.join(allowed)}); a pod with it could read or change the node",
+                    "mount a directory below one of them, or add its directory to `cluster.hostPaths`",
+                    got=host_path,
+                )
+            )
+    mounts: dict[str, str] = {"/dev/shm": "the shared-memory volume"}
+    if cfg.source.hub is None:
+        mounts[cfg.source.mount_path.rstrip("/")] = "the model weights (`source.mountPath`)"
+    for name, volume in cfg.volumes.items():
+        where = join_path(path, "volumes", name)
+        if name in RESERVED_VOLUMES:
+            problems.append(
+                Problem(where, f"`{name}` is the platform's volume for {RESERVED_VOLUMES[name]}", "choose another name")
+            )
+        mount = volume.mount_path.rstrip("/") or "/"
+        if mount in mounts:
+            problems.append(
+                Problem(
+                    join_path(where, "mountPath"),
+                    f"`{volume.mount_path}` is already the mount path of {mounts[mount]}; two volumes cannot be "
+                    "mounted at one path",
+                    "choose another mountPath",
+                    got=volume.mount_path,
+                )
+            )
+        mounts.setdefault(mount, f"volume `{name}`")
     return problems
 
 

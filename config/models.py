@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from config.base import ConfigModel, by_shape, cli_float, invalid
-from config.names import DnsLabel, DnsSubdomain, EnvName, LabelKey, LabelValue, ResourceName, dns_1035_problem
+from config.names import (
+    DnsLabel,
+    DnsSubdomain,
+    EnvName,
+    ImageReference,
+    LabelKey,
+    LabelValue,
+    RegistryHost,
+    ResourceName,
+    dns_1035_problem,
+)
 from config.quantity import Quantity
 from config.volcano import Toleration
 
@@ -105,7 +115,12 @@ class EngineConfig(ConfigModel):
     """Enables tool calling: `--enable-auto-tool-choice --tool-call-parser <parser>`."""
     rope_scaling: dict[str, Any] | None = None
     """RoPE scaling, e.g. `{rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}`;
-    rendered as `--hf-overrides '{"rope_scaling": ...}'` (the old `--rope-scaling` flag is gone)."""
+    rendered as `--hf-overrides` (the old `--rope-scaling` flag is gone): `{"rope_scaling": ...}`
+    before vLLM 0.20, `{"rope_parameters": {..., "rope_theta": <ropeTheta>}}` from 0.20 on, whose
+    transformers v5 would otherwise drop the model's `rope_theta`."""
+    rope_theta: cli_float(gt=0) | None = None  # type: ignore[valid-type]
+    """The model's RoPE base (`rope_theta` in its config.json, e.g. 1000000 for Qwen3). Needed
+    with `ropeScaling` from vLLM 0.20 on."""
     hf_overrides: dict[str, Any] = {}
     """Further Hugging Face config overrides (`--hf-overrides`)."""
     extra_args: tuple[str, ...] = ()
@@ -125,6 +140,45 @@ class ModelResources(ConfigModel):
     """Memory per pod, e.g. `64Gi`."""
     devices: dict[ResourceName, Annotated[int, Field(ge=1)]] = {}
     """Further device resources per pod, e.g. RDMA `{rdma/hca_cpta: 1}`."""
+
+
+class ExtraVolume(ConfigModel):
+    """A further volume in the model's pods, e.g. a vendor driver directory; exactly one source."""
+
+    mount_path: str
+    """Absolute path in the containers."""
+    read_only: bool = True
+    """Mount read-only."""
+    host_path: str | None = None
+    """Directory or file on the node; must be under `cluster.hostPaths` or the accelerator
+    vendor's driver paths."""
+    config_map: DnsSubdomain | None = None
+    """ConfigMap in the model's namespace."""
+    pvc: DnsSubdomain | None = None
+    """PersistentVolumeClaim in the model's namespace."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ExtraVolume:
+        given = [k for k in ("host_path", "config_map", "pvc") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise invalid(
+                "exactly one of hostPath, configMap or pvc must be given"
+                + (f" (found {', '.join(given)})" if given else ""),
+                "give the volume one source",
+            )
+        for what, path in (("mountPath", self.mount_path), ("hostPath", self.host_path)):
+            if path is not None and (problem := path_problem(path)):
+                raise invalid(f"{what} `{path}` {problem}", "write an absolute path without `..`")
+        return self
+
+
+def path_problem(path: str) -> str | None:
+    """Absolute, and no `..` component (which could climb out of an allowed directory)."""
+    if not path.startswith("/"):
+        return "is not absolute"
+    if ".." in path.split("/"):
+        return "contains `..`"
+    return None
 
 
 class SecretRef(ConfigModel):
@@ -202,7 +256,7 @@ class ModelConfig(ConfigModel):
     """Tenant whose queue and namespace the model runs in."""
     namespace: DnsLabel | None = None
     """Namespace (one of the tenant's). Default: the tenant's first namespace."""
-    image: str
+    image: ImageReference
     """vLLM image, with a tag or digest."""
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
     """Image pull policy of the containers."""
@@ -225,6 +279,9 @@ class ModelConfig(ConfigModel):
     resources: ModelResources
     networks: tuple[NetworkAttachment, ...] = ()
     """Secondary networks (Multus), e.g. RDMA NICs."""
+    volumes: dict[DnsLabel, ExtraVolume] = {}
+    """Further volumes keyed by name, e.g. `{ascend-driver: {hostPath: /usr/local/Ascend/driver,
+    mountPath: /usr/local/Ascend/driver}}`."""
     shm_size_gi: Annotated[int, Field(ge=1, le=2048)] = 16
     """Size of the `/dev/shm` memory volume in GiB (counts against the pod's memory)."""
     seccomp_profile: Literal["RuntimeDefault", "Unconfined"] = "RuntimeDefault"
@@ -282,8 +339,8 @@ class ModelConfig(ConfigModel):
 class RegistryCredential(ConfigModel):
     """Credentials for a private registry; becomes a `kubernetes.io/dockerconfigjson` Secret."""
 
-    server: str
-    """Registry host, e.g. `10.8.17.100:60066`."""
+    server: RegistryHost
+    """Registry host, e.g. `10.8.17.100:60066` (no scheme)."""
     username: str
     """User name (or token name) to log in with."""
     password_secret: str

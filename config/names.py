@@ -70,6 +70,46 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
+# The distribution reference grammar (github.com/distribution/reference): registry host with an
+# optional port, lower-case path components, then a tag and/or a digest.
+_DOMAIN = (
+    r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*"
+)
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REGISTRY = re.compile(rf"^{_DOMAIN}(?::[0-9]+)?(?:/{_PATH_COMPONENT})*$")
+_IMAGE = re.compile(
+    rf"^(?:{_DOMAIN}(?::[0-9]+)?/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
+)
+_CHART_REPOSITORY = re.compile(rf"^(?:oci://{_DOMAIN}(?::[0-9]+)?(?:/{_PATH_COMPONENT})*|https?://[^\s/]+(?:/\S*)?)$")
+
+
+def image_reference_problem(value: str) -> str | None:
+    if "://" in value:
+        return "has a URL scheme; image references start with the registry host"
+    if not _IMAGE.match(value):
+        if value != value.lower() and _IMAGE.match(value.lower()):
+            return "has upper-case letters in its repository path, which image references do not allow"
+        return "is not an image reference (`[registry[:port]/]path[:tag][@digest]`)"
+    return None
+
+
+def registry_problem(value: str) -> str | None:
+    if "://" in value:
+        return "has a URL scheme; a registry is a host[:port][/path] such as `harbor.example.com:5000/mirror`"
+    if not value:
+        return "is empty"
+    if not _REGISTRY.match(value):
+        return "is not a registry host[:port][/path] (path components are lower case)"
+    return None
+
+
+def chart_repository_problem(value: str) -> str | None:
+    if not _CHART_REPOSITORY.match(value):
+        return "is neither an `oci://host[:port]/path` reference nor an `https://` Helm repository URL"
+    return None
+
+
 def env_name_problem(value: str) -> str | None:
     if not _ENV_NAME.match(value):
         return "must be letters, digits, '_', '-' and '.', not starting with a digit"
@@ -119,6 +159,30 @@ def _priority_class_problem(value: str) -> str | None:
         return "uses the `system-` prefix Kubernetes reserves"
     return dns_subdomain_problem(value)
 
+
+ImageReference = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            image_reference_problem, "image", "write `registry[:port]/path/name:tag`, e.g. `vllm/vllm-openai:v0.33.0`"
+        )
+    ),
+]
+RegistryHost = Annotated[
+    str,
+    AfterValidator(_checked(registry_problem, "registry", "write the host without a scheme, e.g. `10.8.17.100:60066`")),
+]
+ChartRepository = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            chart_repository_problem,
+            "chart repository",
+            "write `oci://harbor.example.com/charts` (OCI, e.g. Harbor 2.8+) or `https://charts.example.com` "
+            "(a Helm repository)",
+        )
+    ),
+]
 
 # Names of entries the stack file keys by name; each becomes a Kubernetes object name.
 TenantName = Annotated[

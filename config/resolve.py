@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 
+from config.accelerators import VENDORS, resolve_accelerator, vendor_of
 from config.errors import Problem, join_path
 from config.models import ModelConfig
 from config.priority import DEFAULT_PRIORITY_CLASSES
 from config.spec import ModelSpec, PlatformSpec, TenantSpec
 from config.stack import StackConfig
 from config.topology_tree import Topology, resolve_topology
-from config.upstream import VLLM_CURRENT_VERSION
+from config.vllm_releases import CURRENT as VLLM_CURRENT_VERSION
 from config.volcano import version_tuple
 
 
@@ -50,6 +51,12 @@ def resolve(config: StackConfig, stack: str) -> tuple[PlatformSpec, list[Problem
         models=models,
         hierarchy=hierarchy,
         lws_install=lws_install,
+        accelerator=resolve_accelerator(
+            config.cluster.gpu_resource,
+            config.cluster.accelerator.vendor,
+            config.cluster.accelerator.ray_resource,
+            config.cluster.accelerator.word,
+        ),
     )
     return spec, problems
 
@@ -172,6 +179,13 @@ def _resolve_model(
         )
         return None
     gpu_resource = model.resources.gpu_resource or config.cluster.gpu_resource
+    accelerator = config.cluster.accelerator
+    ray_resource = (
+        accelerator.ray_resource
+        or (VENDORS[accelerator.vendor] if accelerator.vendor else vendor_of(gpu_resource)).ray_resource
+        if gpu_resource == config.cluster.gpu_resource
+        else vendor_of(gpu_resource).ray_resource
+    )
     highest_tier = _resolve_tier(base, model, topology, problems)
     requests: dict[str, str] = {
         "cpu": model.resources.cpu,
@@ -181,11 +195,7 @@ def _resolve_model(
         requests[gpu_resource] = str(model.resources.gpus)
     for device, count in model.resources.devices.items():
         requests[device] = str(count)
-    version = (
-        version_tuple(model.vllm_version)
-        if model.vllm_version
-        else image_vllm_version(model.image) or VLLM_CURRENT_VERSION
-    )
+    version = version_tuple(model.vllm_version) if model.vllm_version else image_vllm_version(model.image)
     return ModelSpec(
         name=name,
         config=model,
@@ -193,8 +203,10 @@ def _resolve_model(
         namespace=namespace,
         queue=tenant.queue_name,
         gpu_resource=gpu_resource,
+        ray_resource=ray_resource,
         service_name=model.service_name or (f"{name}-leader" if model.multi_node else name),
-        vllm_version=version,
+        vllm_version=version or VLLM_CURRENT_VERSION,
+        vllm_version_known=version is not None,
         highest_tier=highest_tier,
         own_pod_group=model.multi_node and not config.lws.gang_scheduling,
         pod_requests=requests,

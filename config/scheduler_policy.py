@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.upstream import FLOOR_TIER_NAMES, PLUGIN_FLAGS, TOPOLOGY_PLUGIN
+from config.upstream import FLOOR_GANG_EVICTION, FLOOR_TIER_NAMES, GANG_EVICTION_ACTIONS, PLUGIN_FLAGS, TOPOLOGY_PLUGIN
 from config.volcano import PluginSettings, VolcanoConfig
 
 PluginEntry = dict[str, Any]
@@ -91,13 +91,34 @@ def _apply(tiers: list[list[PluginEntry]], name: str, settings: PluginSettings) 
         tiers[target].append(entry)
 
 
-def scheduler_conf(volcano: VolcanoConfig, gpu_resource: str, hierarchy: bool) -> dict[str, Any]:
+def eviction_style(volcano: VolcanoConfig, multi_node_models: bool) -> str:
+    """`gang` or `pod`. With multi-node models, pod-by-pod eviction can take one pod from each of
+    several LWS groups, and LWS then restarts every one of those groups; gang eviction takes whole
+    groups. Without them every job is a single pod, and the legacy actions are the proven path."""
+    chosen = volcano.scheduler.eviction
+    if chosen != "auto":
+        return chosen
+    return "gang" if multi_node_models and volcano.version_tuple >= FLOOR_GANG_EVICTION else "pod"
+
+
+def scheduler_actions(volcano: VolcanoConfig, multi_node_models: bool) -> tuple[str, ...]:
+    if volcano.scheduler.actions is not None:
+        return volcano.scheduler.actions
+    preempt, reclaim = (
+        GANG_EVICTION_ACTIONS if eviction_style(volcano, multi_node_models) == "gang" else ("preempt", "reclaim")
+    )
+    return ("enqueue", "allocate", preempt, reclaim, "backfill")
+
+
+def scheduler_conf(
+    volcano: VolcanoConfig, gpu_resource: str, hierarchy: bool, multi_node_models: bool = False
+) -> dict[str, Any]:
     """The conf mapping: `actions` (one comma-separated string), `tiers`, `configurations`."""
     tiers = default_tiers(volcano, gpu_resource, hierarchy)
     for name, settings in volcano.scheduler.plugins.items():
         _apply(tiers, name, settings)
     conf: dict[str, Any] = {
-        "actions": ", ".join(volcano.scheduler.actions),
+        "actions": ", ".join(scheduler_actions(volcano, multi_node_models)),
         "tiers": [{"plugins": tier} for tier in tiers if tier],
     }
     if volcano.scheduler.configurations:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from config.accelerators import Accelerator
 from config.errors import Problem
 from config.models import ModelConfig
 from config.priority import PriorityClassConfig
@@ -46,8 +47,13 @@ class ModelSpec:
     namespace: str
     queue: str
     gpu_resource: str
+    ray_resource: str
+    """How its pods advertise their devices to Ray (`GPU`, or a custom resource such as `NPU`)."""
     service_name: str
     vllm_version: tuple[int, ...]
+    vllm_version_known: bool
+    """False when neither `vllmVersion` nor the image tag names the version (the current
+    release is assumed)."""
     highest_tier: int | None
     """Resolved highest tier (from number or label), None when unconstrained."""
     own_pod_group: bool
@@ -71,6 +77,12 @@ class ModelSpec:
     def pod_group_name(self) -> str:
         return self.name
 
+    @property
+    def has_pod_group(self) -> bool:
+        """Whether the platform's PodGroup exists. A model scaled to zero has none: an Inqueue
+        PodGroup without pods keeps its `minResources` counted against the queue."""
+        return self.own_pod_group and self.config.replicas > 0
+
 
 @dataclass(frozen=True)
 class PlatformSpec:
@@ -85,12 +97,17 @@ class PlatformSpec:
     hierarchy: bool
     """Queues form a hierarchy (capacity plugin with enableHierarchy)."""
     lws_install: bool
+    accelerator: Accelerator
     placements: dict[str, Placement] = field(default_factory=dict)
     warnings: tuple[Problem, ...] = ()
 
     @property
     def gpu_resource(self) -> str:
         return self.config.cluster.gpu_resource
+
+    @property
+    def has_multi_node_models(self) -> bool:
+        return any(model.multi_node for model in self.models.values())
 
     @property
     def queue_names(self) -> dict[str, str]:

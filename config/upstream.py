@@ -2,7 +2,7 @@
 
 They live in one place because both the config checks and the components rely on them, and a
 change upstream should be a change here only. Each value was read from the upstream source at the
-version named in `../shared/UPSTREAM.md`.
+version named beside it (the vendored schemas in `upstream/` carry their exact sources).
 """
 
 from __future__ import annotations
@@ -15,6 +15,24 @@ VOLCANO_CHART: Final = "volcano"
 VOLCANO_REPOSITORY: Final = "https://volcano-sh.github.io/helm-charts"
 VOLCANO_DEFAULT_VERSION: Final = "1.15.0"
 VOLCANO_NAMESPACE: Final = "volcano-system"
+# Images of the components the chart deploys with this program's values (`basic.*_image_name`;
+# the agent, agent scheduler and metrics stack stay off), pulled as
+# `<basic.image_registry>/<name>:<basic.image_tag_version>`; the chart's tag is `v<chart version>`.
+VOLCANO_CHART_REGISTRY: Final = "docker.io"
+VOLCANO_SCHEDULER_IMAGE: Final = "volcanosh/vc-scheduler"
+VOLCANO_CONTROLLER_IMAGE: Final = "volcanosh/vc-controller-manager"
+VOLCANO_ADMISSION_IMAGE: Final = "volcanosh/vc-webhook-manager"  # also the admission-init hook Job
+# Chart versions whose images have a scheduling bug fixed in a patch release that only changes
+# the image tag: the program runs the patched images.
+VOLCANO_PATCHED_IMAGE_TAGS: Final = {"1.15.0": "v1.15.1"}
+# Image tags with a known scheduling bug, and what it does.
+VOLCANO_IMAGE_BUGS: Final = {
+    "v1.15.0": (
+        "its enqueue/capacity path counts queued jobs' extended resources (GPUs) in whole units instead of "
+        "milli-units (pkg/scheduler/plugins/util/util.go), so a queued 16-GPU gang reserves 0.016 GPU and queues "
+        "admit more gangs than their capability; fixed in v1.15.1 (commit e945225f3)"
+    ),
+}
 # Object names are prefixed with the release name, webhook names are not: one release per cluster.
 VOLCANO_RELEASE: Final = "volcano"
 VOLCANO_SCHEDULER_NAME: Final = "volcano"
@@ -118,6 +136,11 @@ BOOLEAN_PLUGIN_ARGUMENTS: Final = {
 # Feature floors (chart versions).
 FLOOR_NETWORK_TOPOLOGY: Final = (1, 12)  # HyperNode CRD, PodGroup networkTopology, the plugin
 FLOOR_TIER_NAMES: Final = (1, 14)  # HyperNode tierName, highestTierName, subGroupPolicy, hypernode.binpack.*
+FLOOR_GANG_EVICTION: Final = (1, 15)  # gangpreempt, gangreclaim
+# Gang-aware eviction (design doc gang-aware-eviction-design.md): whole sub-groups, inside one
+# HyperNode. Never combined with the legacy `preempt`/`reclaim` in one action list.
+GANG_EVICTION_ACTIONS: Final = ("gangpreempt", "gangreclaim")
+LEGACY_EVICTION_ACTIONS: Final = ("preempt", "reclaim")
 
 # Label discovery (controller config).
 DISCOVERY_TYPE_NAME_MAX: Final = 20
@@ -132,6 +155,9 @@ PREEMPTABLE_ANNOTATION: Final = "volcano.sh/preemptable"
 # --- LeaderWorkerSet -----------------------------------------------------------------------------
 
 LWS_CHART: Final = "oci://registry.k8s.io/lws/charts/lws"
+# The published chart pins the manager image to `registry.k8s.io/lws/lws:v<chart version>`.
+LWS_IMAGE_REPOSITORY: Final = "registry.k8s.io/lws/lws"
+LWS_IMAGE_PATH: Final = "lws/lws"  # the same image under a mirror
 LWS_DEFAULT_VERSION: Final = "0.10.0"
 # The CRD conversion webhook hard-codes this namespace.
 LWS_NAMESPACE: Final = "lws-system"
@@ -143,16 +169,7 @@ LWS_GROUP_INDEX_LABEL: Final = "leaderworkerset.sigs.k8s.io/group-index"
 # Kept well under 63 so that StatefulSet and revision names derived from it stay valid.
 LWS_NAME_MAX: Final = 40
 
-# --- vLLM --------------------------------------------------------------------------------------
-
-VLLM_CURRENT_VERSION: Final = (0, 33)
-# Flags that abort startup from the version given on.
-VLLM_REMOVED_FLAGS: Final = {
-    "--swap-space": ((0, 18), "drop it: the V1 engine never used swap space"),
-    "--rope-scaling": ((0, 11, 1), "use engine.ropeScaling, rendered as --hf-overrides"),
-    "--rope-theta": ((0, 11, 1), "use engine.hfOverrides: {rope_theta: ...}"),
-}
-VLLM_DEFAULT_READY_TIMEOUT_SECONDS: Final = 600
+# --- vLLM: see config/vllm_releases.py (what each release accepts) ---------------------------------
 
 # --- Kubernetes --------------------------------------------------------------------------------
 

@@ -8,13 +8,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from config.base import ConfigModel, invalid
-from config.names import ResourceName
+from config.names import ChartRepository, RegistryHost, ResourceName
 from config.quantity import Quantity
 from config.upstream import (
     PLUGIN_FLAGS,
     REGISTERED_ACTIONS,
     VOLCANO_DEFAULT_VERSION,
-    VOLCANO_REPOSITORY,
 )
 
 ChartVersion = Annotated[str, Field(pattern=r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")]
@@ -131,8 +130,14 @@ class ActionConfiguration(ConfigModel):
 class SchedulerConfig(ConfigModel):
     """The generated `volcano-scheduler.conf`."""
 
-    actions: tuple[str, ...] = ("enqueue", "allocate", "preempt", "reclaim", "backfill")
-    """Actions, run in order each cycle."""
+    eviction: Literal["auto", "gang", "pod"] = "auto"
+    """How preemption and reclaim pick victims: `gang` (`gangpreempt`, `gangreclaim`, Volcano >=
+    1.15: whole sub-groups, i.e. whole LWS groups, inside one HyperNode), `pod` (the legacy
+    `preempt`, `reclaim`: pod by pod, only for jobs short of their minimum). `auto`: `gang` when a
+    multi-node model exists and Volcano is >= 1.15, else `pod`."""
+    actions: tuple[str, ...] | None = None
+    """Actions, run in order each cycle. Default: `enqueue, allocate, <preempt>, <reclaim>,
+    backfill`, with the preempt and reclaim actions of `eviction`."""
     queue_plugin: Literal["capacity", "proportion"] = "capacity"
     """Queue-sharing plugin: `capacity` (deserved/capability/guarantee, hierarchy) or
     `proportion` (weights; ignores deserved and parent). Never both."""
@@ -149,7 +154,9 @@ class SchedulerConfig(ConfigModel):
 
     @field_validator("actions")
     @classmethod
-    def _known_actions(cls, actions: tuple[str, ...]) -> tuple[str, ...]:
+    def _known_actions(cls, actions: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if actions is None:
+            return None
         unknown = [a for a in actions if a not in REGISTERED_ACTIONS]
         if unknown:
             raise invalid(
@@ -168,18 +175,23 @@ class VolcanoConfig(ConfigModel):
     """`volcano`: chart, images, replicas and the scheduler policy."""
 
     version: ChartVersion = VOLCANO_DEFAULT_VERSION
-    """Volcano Helm chart version (quote it)."""
-    repository: str = VOLCANO_REPOSITORY
-    """Helm repository serving the chart (a mirror for air-gapped clusters)."""
+    """Volcano Helm chart version (quote it). Its schemas must be vendored in `upstream/`."""
+    repository: ChartRepository | None = None
+    """Where the chart comes from: an `https://` Helm repository or an `oci://<host>/<path>`
+    registry (the chart is then `<repository>/volcano`). Default: `cluster.mirror.charts`, else
+    the public repository."""
     protect: bool = False
     """Protect the release (and its namespace) from deletion. Uninstalling Volcano deletes its
     CRDs and with them every Queue, PodGroup and HyperNode."""
-    image_registry: str | None = None
-    """Registry the Volcano images are pulled from. Default: the chart's (`docker.io`)."""
+    image_registry: RegistryHost | None = None
+    """Registry the Volcano images are pulled from (host[:port][/path], no scheme). Default:
+    `cluster.mirror.registry`, else the chart's (`docker.io`)."""
     image_tag: str | None = None
-    """Image tag of all Volcano components. Default: the chart's."""
+    """Image tag of all Volcano components. Default: the chart's, except where a patch release
+    fixes a scheduling bug of the chart's images (chart 1.15.0 runs `v1.15.1`)."""
     image_pull_secret: str | None = None
-    """Existing Secret in `volcano-system` used to pull the images."""
+    """Entry of `registries` to pull the Volcano images with; the program creates the Secret in
+    `volcano-system`. Default: `cluster.mirror.pullSecret`."""
     replicas: ComponentReplicas = ComponentReplicas()
     """Replicas of the Volcano components."""
     resources: ComponentResources = ComponentResources()

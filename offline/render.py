@@ -5,6 +5,7 @@ Layout of a render directory:
   helm/<release>.yaml                           chart, repository, version, namespace, values
   resources.yaml                                every registered resource: URN, file, options
   summary.md, topology.svg
+  images.txt                                    every container image the stack pulls, one per line
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import yaml
 
 from components.yaml_text import dump
 from config.errors import ConfigError
+from config.images import stack_images
 from config.spec import PlatformSpec
 from offline.engine import ProgramError, RunResult, run_program
 from offline.manifests import Rendered, from_registrations
@@ -25,7 +27,7 @@ from offline.stackfile import StackFile, read_stack
 from offline.summary import render_summary
 from offline.svg import render_svg
 
-OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "topology.svg")
+OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "topology.svg", "images.txt")
 
 
 @dataclass
@@ -84,3 +86,4 @@ def write_render(result: StackRender, out: Path) -> None:
     (out / "resources.yaml").write_text(yaml.safe_dump(rendered.index, sort_keys=False, width=120))
     (out / "summary.md").write_text(render_summary(result.spec, rendered))
     (out / "topology.svg").write_text(render_svg(result.spec))
+    (out / "images.txt").write_text("".join(f"{image}\n" for image in stack_images(result.spec)))

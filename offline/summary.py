@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from config.images import stack_images
 from config.scheduler_policy import scheduler_conf
 from config.spec import PlatformSpec
 from offline.demand import domain_demand
@@ -21,6 +22,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
+    words = spec.accelerator.words
     lines = [f"# Stack `{spec.stack}`: cluster `{spec.cluster_name}`", ""]
     kinds = Counter(o.kind + (" (patch)" if o.patch else "") for o in rendered.objects)
     lines += ["## Resources", ""]
@@ -32,7 +34,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         "",
     ]
 
-    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy)
+    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
     lines += ["## Scheduler", "", f"- actions: `{conf['actions']}`"]
     for index, tier in enumerate(conf["tiers"], start=1):
         lines.append(f"- tier {index}: " + ", ".join(f"`{p['name']}`" for p in tier["plugins"]))
@@ -112,7 +114,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
             "queue",
             "priority",
             "replicas x pods",
-            "GPUs/pod",
+            f"{words}/pod",
             "parallelism",
             "topology",
             "placement",
@@ -152,9 +154,14 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
                 ]
             )
         lines += _table(
-            ["domain", "tier", "parent", "nodes", "GPUs", "hard GPUs planned", "soft GPUs planned", "status"], rows
+            ["domain", "tier", "parent", "nodes", words, f"hard {words} planned", f"soft {words} planned", "status"],
+            rows,
         )
         lines.append("")
+
+    lines += ["## Images", "", "Every image the stack pulls is listed in [images.txt](images.txt), for mirroring:", ""]
+    lines += [f"- `{image}`" for image in stack_images(spec)]
+    lines.append("")
 
     lines += ["## Warnings", ""]
     lines += [f"- {w}" for w in spec.warnings] or ["None."]

@@ -61,9 +61,12 @@ def render_svg(spec: PlatformSpec) -> str:
     )
     title = ET.SubElement(root, "title")
     title.text = f"Network topology of {spec.cluster_name}"
-    summary = f"{spec.cluster_name}: {len(topology.node_gpus)} nodes, {topology.total_gpus} GPUs"
+    words = spec.accelerator.words
+    summary = f"{spec.cluster_name}: {len(topology.node_gpus)} nodes, {topology.total_gpus} {words}"
     _text(root, width / 2, MARGIN + 12, summary, 14, "bold")
-    _text(root, width / 2, MARGIN + 32, "bars: GPUs planned for hard- (dark) and soft-constrained (light) models", 12)
+    _text(
+        root, width / 2, MARGIN + 32, f"bars: {words} planned for hard- (dark) and soft-constrained (light) models", 12
+    )
     for domain in topology.domains.values():
         if domain.parent is not None:
             ET.SubElement(
@@ -86,6 +89,7 @@ def render_svg(spec: PlatformSpec) -> str:
             domain.node_count,
             domain.gpus,
             demand[domain.name],
+            words,
         )
     ET.indent(root)
     return ET.tostring(root, encoding="unicode") + "\n"
@@ -108,13 +112,22 @@ def _leaf_order(spec: PlatformSpec) -> list[str]:
 
 
 def _box(
-    root: ET.Element, x: float, y: float, name: str, tier: int, label: str, nodes: int, gpus: int, demand: DomainDemand
+    root: ET.Element,
+    x: float,
+    y: float,
+    name: str,
+    tier: int,
+    label: str,
+    nodes: int,
+    gpus: int,
+    demand: DomainDemand,
+    words: str,
 ) -> None:
     short = demand.total > gpus
     group = ET.SubElement(root, "g", attrib={"class": "domain", "data-name": name})
     tooltip = ET.SubElement(group, "title")
     tooltip.text = (
-        f"{name} (tier {tier}, {label}): {nodes} nodes, {gpus} GPUs; planned {demand.hard} hard + {demand.soft} soft"
+        f"{name} (tier {tier}, {label}): {nodes} nodes, {gpus} {words}; planned {demand.hard} hard + {demand.soft} soft"
     )
     ET.SubElement(
         group,
@@ -129,7 +142,7 @@ def _box(
         attrib={"stroke-width": "3" if short else "1"},
     )
     _text(group, x + BOX_W / 2, y + 18, name, 13, "bold")
-    _text(group, x + BOX_W / 2, y + 34, f"tier {tier} · {nodes} nodes · {gpus} GPUs", 11)
+    _text(group, x + BOX_W / 2, y + 34, f"tier {tier} · {nodes} nodes · {gpus} {words}", 11)
     bar_x, bar_y, bar_w = x + 10, y + 44, BOX_W - 20
     ET.SubElement(group, "rect", x=f"{bar_x:.0f}", y=f"{bar_y:.0f}", width=f"{bar_w:.0f}", height="10", fill=FREE)
     scale = bar_w / max(gpus, demand.total, 1)
@@ -145,5 +158,5 @@ def _box(
         height="10",
         fill=SOFT,
     )
-    status = f"needs {demand.total} of {gpus} GPUs" + (" — SHORT" if short else "")
+    status = f"needs {demand.total} of {gpus} {words}" + (" — SHORT" if short else "")
     _text(group, x + BOX_W / 2, y + 70, status, 11, "bold" if short else "normal")

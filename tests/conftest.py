@@ -98,3 +98,13 @@ def under_parent_org(raw: dict[str, Any], **queue: Any) -> dict[str, Any]:
     for tenant in ("tenanta", "tenantb"):
         out["tenants"][tenant]["queue"]["parent"] = "org"
     return out
+
+
+@functools.cache
+def _seed_warnings() -> frozenset[str]:
+    return frozenset(str(w) for w in load(stack_raw("aicloud-a")).warnings)
+
+
+def new_warnings(spec: config.PlatformSpec) -> list[config.Problem]:
+    """Warnings beyond those the unchanged example cluster has (its 0.11 images' load budgets)."""
+    return [w for w in spec.warnings if str(w) not in _seed_warnings()]

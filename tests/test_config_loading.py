@@ -190,8 +190,8 @@ def test_unknown_key_suggests_the_closest() -> None:
 def test_model_defaults_apply_and_models_override() -> None:
     spec = load(SEED)
     assert spec.models[DEPLOY_MODEL].config.image.startswith("10.8.17.100:60066/mars/vllm-mars")
-    raw = mutate(SEED, _set(["models", DEPLOY_MODEL, "image"], "registry.local/vllm:v0.33.0"))
-    assert load(raw).models[DEPLOY_MODEL].config.image == "registry.local/vllm:v0.33.0"
+    raw = mutate(SEED, _set(["models", DEPLOY_MODEL, "image"], "registry.local/vllm:v0.19.0"))
+    assert load(raw).models[DEPLOY_MODEL].config.image == "registry.local/vllm:v0.19.0"
     assert load(raw).models[LWS_MODEL].config.image.startswith("10.8.17.100")
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from config.upstream import VLLM_REMOVED_FLAGS
+from config.vllm_releases import REMOVED_FLAGS as VLLM_REMOVED_FLAGS
 from offline.diff import diff_dirs
 from offline.render import write_render
 from offline.schemas import validate_objects
@@ -57,10 +57,11 @@ def test_seed_single_node_model_is_a_deployment(committed_render: Any) -> None:
     assert argv[:3] == ["python3", "-m", "vllm.entrypoints.openai.api_server"]
     assert argv[argv.index("--model") + 1] == "/workspace/model/Qwen3-8B"
     assert argv[argv.index("--served-model-name") + 1] == "Qwen3-8B"
-    assert argv[argv.index("--tool-call-parser") + 1] == "granite" and "--enable-auto-tool-choice" in argv
+    assert argv[argv.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in argv
     overrides = json.loads(argv[argv.index("--hf-overrides") + 1])
     assert overrides == {
-        "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+        "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+        "rope_theta": 1000000,
     }
     assert {"--trust-remote-code", "--enforce-eager"} <= set(argv) and "--rope-scaling" not in argv
     assert argv[argv.index("--gpu-memory-utilization") + 1] == "0.95"
@@ -109,7 +110,7 @@ def test_seed_multi_node_model_is_a_gang_scheduled_leaderworkerset(committed_ren
     worker = _container(template["workerTemplate"])
     assert 'ray start --address="$LWS_LEADER_ADDRESS:6379" --num-gpus=8' in worker["args"][0]
     # Workers wait for the head first: a worker restart would recreate the whole group.
-    assert worker["args"][0].index("ray health-check") < worker["args"][0].index("exec ray start")
+    assert worker["args"][0].index("ray status --address") < worker["args"][0].index("exec ray start")
     assert "startupProbe" not in worker and "ports" not in worker
 
 
@@ -343,3 +344,173 @@ def test_env_the_platform_sets_is_reserved_only_where_it_sets_it() -> None:
     assert load(raw).models[DEPLOY_MODEL].config.env["VLLM_HOST_IP"] == "10.0.0.1"
     raw["models"][LWS_MODEL]["env"]["VLLM_HOST_IP"] = "10.0.0.1"
     assert paths_of(raw) == [f"models.{LWS_MODEL}.env.VLLM_HOST_IP"]
+
+
+# -- what the pinned vLLM releases really do ---------------------------------------------------------
+
+
+def _deploy_argv(result: Any) -> list[str]:
+    return _argv(_container(result.rendered.find("Deployment", DEPLOY_MODEL, "a01").manifest["spec"]["template"]))
+
+
+def _env(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
+
+
+def test_the_engine_ready_timeout_is_raised_only_where_vllm_reads_it(committed_render: Any, render_raw: Any) -> None:
+    """0.11 hard-codes the 600 s wait: no variable, a warning that names the consequence."""
+    example = committed_render("aicloud-a")
+    deployment = example.rendered.find("Deployment", DEPLOY_MODEL, "a01").manifest
+    assert "VLLM_ENGINE_READY_TIMEOUT_S" not in _env(_container(deployment["spec"]["template"]))
+    warning = next(w for w in example.spec.warnings if w.path == f"models.{DEPLOY_MODEL}.startup.loadTimeoutSeconds")
+    assert "waits at most 600 s" in warning.message and "vLLM >= 0.14.0" in warning.fix
+    newer = render_raw(mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(vllmVersion="0.14.0")))
+    template = newer.rendered.find("Deployment", DEPLOY_MODEL, "a01").manifest["spec"]["template"]
+    assert _env(_container(template))["VLLM_ENGINE_READY_TIMEOUT_S"] == "900"
+    assert not [w for w in newer.spec.warnings if w.path == f"models.{DEPLOY_MODEL}.startup.loadTimeoutSeconds"]
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("0.19.0", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}),
+        (
+            "0.33.0",
+            {
+                "rope_parameters": {
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 32768,
+                    "rope_theta": 1000000,
+                }
+            },
+        ),
+    ],
+)
+def test_rope_scaling_takes_the_form_the_images_transformers_keeps_theta_in(
+    render_raw: Any, version: str, expected: dict[str, Any]
+) -> None:
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(vllmVersion=version))
+    overrides = json.loads(_deploy_argv(render_raw(raw))[_deploy_argv(render_raw(raw)).index("--hf-overrides") + 1])
+    if version == "0.19.0":
+        expected = {**expected, "rope_theta": 1000000}
+    assert overrides == expected
+
+
+def test_rope_scaling_without_theta_is_refused_on_transformers_v5_images() -> None:
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(vllmVersion="0.33.0"))
+    del raw["models"][DEPLOY_MODEL]["engine"]["ropeTheta"]
+    assert paths_of(raw) == [f"models.{DEPLOY_MODEL}.engine.ropeTheta"]
+    raw["models"][DEPLOY_MODEL]["engine"] = {"hfOverrides": {"rope_scaling": {"rope_type": "yarn", "factor": 2.0}}}
+    assert f"models.{DEPLOY_MODEL}.engine.hfOverrides.rope_scaling" in paths_of(raw)
+
+
+@pytest.mark.parametrize("flag", sorted(VLLM_REMOVED_FLAGS))
+def test_every_removed_flag_is_refused_from_its_release_on(flag: str) -> None:
+    since = VLLM_REMOVED_FLAGS[flag][0]
+    before = (since[0], since[1] - 1, 0) if since[1] else (0, 7, 0)
+    for version, refused in ((since, True), (before, False)):
+        raw = mutate(SEED, lambda r, v=version: r["models"][DEPLOY_MODEL].update(vllmVersion=".".join(map(str, v))))
+        raw["models"][DEPLOY_MODEL]["engine"]["extraArgs"] = [flag]
+        raw["models"][DEPLOY_MODEL]["engine"].pop("toolCallParser")
+        raw["models"][DEPLOY_MODEL]["engine"].pop("ropeScaling")
+        paths = [p.path for p in problems_of(raw)] if refused else [p.path for p in _errors_or_none(raw)]
+        assert (f"models.{DEPLOY_MODEL}.engine.extraArgs[0]" in paths) is refused, (flag, version)
+
+
+def _errors_or_none(raw: dict[str, Any]) -> list[Any]:
+    try:
+        load(raw)
+    except Exception as error:
+        return list(getattr(error, "problems", []))
+    return []
+
+
+def test_an_unreadable_vllm_version_is_a_warning_naming_vllm_version() -> None:
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(image="10.8.17.100:60066/mars/vllm-mars:prod"))
+    spec = load(raw)
+    (warning,) = [w for w in spec.warnings if w.path == f"models.{DEPLOY_MODEL}.image"]
+    assert "cannot be read from the image tag" in warning.message and "vllmVersion" in warning.fix
+    assert not spec.models[DEPLOY_MODEL].vllm_version_known
+
+
+def test_tool_call_parsers_must_exist_and_match_the_model_family() -> None:
+    wrong = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL]["engine"].update(toolCallParser="granite"))
+    (warning,) = [w for w in load(wrong).warnings if w.path.endswith("toolCallParser")]
+    assert "Qwen2.5/Qwen3" in warning.message and "`hermes`" in warning.fix
+    unknown = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL]["engine"].update(toolCallParser="qwen3_json"))
+    (error,) = problems_of(unknown)  # registered only from vLLM 0.32 on; the model runs 0.11
+    assert error.path == f"models.{DEPLOY_MODEL}.engine.toolCallParser" and "hermes" in error.fix
+
+
+def test_workers_wait_for_the_ray_head_with_a_public_command(committed_render: Any) -> None:
+    lws = committed_render("aicloud-a").rendered.find("LeaderWorkerSet", LWS_MODEL, "a01").manifest
+    worker = _container(lws["spec"]["leaderWorkerTemplate"]["workerTemplate"])["args"][0]
+    assert 'ray status --address "$LWS_LEADER_ADDRESS:6379"' in worker and "health-check" not in worker
+
+
+def test_a_multi_node_model_scaled_to_zero_holds_no_quota(render_raw: Any, tmp_path: Path) -> None:
+    """No PodGroup while at zero (an Inqueue PodGroup without pods keeps its minResources counted);
+    scaling back creates it before the LeaderWorkerSet's pods need it."""
+    zero = mutate(SEED, lambda r: r["models"][LWS_MODEL].update(replicas=0))
+    at_zero = render_raw(zero)
+    assert at_zero.rendered.by_kind("PodGroup") == []
+    assert at_zero.rendered.find("LeaderWorkerSet", LWS_MODEL, "a01").manifest["spec"]["replicas"] == 0
+    write_render(at_zero, tmp_path / "zero")
+    back = render_raw(SEED)
+    write_render(back, tmp_path / "back")
+    result, _ = diff_dirs(tmp_path / "zero", tmp_path / "back")
+    assert result.added == [f"manifests/PodGroup.a01.{LWS_MODEL}.yaml"]
+    lws = next(e for e in back.rendered.index if e["urn"].endswith(f"::model-{LWS_MODEL}-lws"))
+    assert any(d.endswith(f"::model-{LWS_MODEL}-podgroup") for d in lws["dependsOn"])
+
+
+# -- volumes ----------------------------------------------------------------------------------------
+
+
+def _with_volumes(volumes: dict[str, Any], **cluster: Any) -> dict[str, Any]:
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(volumes=volumes))
+    raw["cluster"].update(cluster)
+    return raw
+
+
+def test_extra_volumes_are_mounted(render_raw: Any) -> None:
+    raw = _with_volumes(
+        {
+            "ascend-driver": {"hostPath": "/usr/local/Ascend/driver", "mountPath": "/usr/local/Ascend/driver"},
+            "chat-templates": {"configMap": "templates", "mountPath": "/templates"},
+            "cache": {"pvc": "vllm-cache", "mountPath": "/root/.cache", "readOnly": False},
+        },
+        accelerator={"vendor": "ascend"},
+    )
+    template = render_raw(raw).rendered.find("Deployment", DEPLOY_MODEL, "a01").manifest["spec"]["template"]
+    volumes = {v["name"]: v for v in template["spec"]["volumes"]}
+    assert volumes["ascend-driver"] == {"name": "ascend-driver", "hostPath": {"path": "/usr/local/Ascend/driver"}}
+    assert volumes["chat-templates"]["configMap"] == {"name": "templates"}
+    assert volumes["cache"]["persistentVolumeClaim"] == {"claimName": "vllm-cache", "readOnly": False}
+    mounts = {m["name"]: m for m in _container(template)["volumeMounts"]}
+    assert mounts["cache"] == {"name": "cache", "mountPath": "/root/.cache", "readOnly": False}
+    assert mounts["ascend-driver"]["readOnly"] is True
+
+
+@pytest.mark.parametrize(
+    ("volume", "path"),
+    [
+        ({"hostPath": "/", "mountPath": "/host"}, "volumes.v.hostPath"),
+        ({"hostPath": "/etc/kubernetes", "mountPath": "/k"}, "volumes.v.hostPath"),
+        ({"hostPath": "/usr/local/Ascend/driver", "mountPath": "/d"}, "volumes.v.hostPath"),  # not an Ascend cluster
+        ({"hostPath": "/data/../etc", "mountPath": "/d"}, "volumes.v"),
+        ({"hostPath": "/data/x", "mountPath": "relative"}, "volumes.v"),
+        ({"hostPath": "/data/x", "pvc": "p", "mountPath": "/d"}, "volumes.v"),
+        ({"configMap": "c", "mountPath": "/dev/shm"}, "volumes.v.mountPath"),
+        ({"configMap": "c", "mountPath": "/workspace/model"}, "volumes.v.mountPath"),
+    ],
+)
+def test_dangerous_or_clashing_volumes_are_refused(volume: dict[str, Any], path: str) -> None:
+    assert f"models.{DEPLOY_MODEL}.{path}" in paths_of(_with_volumes({"v": volume}))
+
+
+def test_platform_volume_names_are_reserved() -> None:
+    assert f"models.{DEPLOY_MODEL}.volumes.dshm" in paths_of(
+        _with_volumes({"dshm": {"configMap": "c", "mountPath": "/c"}})
+    )

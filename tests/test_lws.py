@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from components.lws import lws_values
+from config.images import lws_chart
 from config.lws import LwsConfig
+from config.stack import StackConfig
 from offline.check import unknown_value_keys
 from tests.conftest import load, mutate, paths_of, stack_raw
 
@@ -15,9 +17,14 @@ LWS_MODEL = "qwen2-72b-tenanta"
 
 def test_installed_when_a_model_spans_nodes(committed_render: Any) -> None:
     release = next(r for r in committed_render("aicloud-a").rendered.releases if r.data["release"] == "lws")
-    assert release.data["chart"] == "oci://registry.k8s.io/lws/charts/lws"
+    # The example cluster is air-gapped: chart, image and pull secret all come from its mirror.
+    assert release.data["chart"] == "oci://10.8.17.100:60066/charts/lws" and release.data["repository"] is None
     assert release.data["version"] == "0.10.0" and release.data["namespace"] == "lws-system"
-    assert release.data["values"] == {"replicaCount": 1}
+    assert release.data["values"] == {
+        "replicaCount": 1,
+        "image": {"manager": {"repository": "10.8.17.100:60066/lws/lws"}},
+        "imagePullSecrets": [{"name": "mars-registry"}],
+    }
     index = {e["urn"].split("::")[-1]: e for e in committed_render("aicloud-a").rendered.index}
     assert index["lws-release"]["protect"] is True
     assert [r.data["release"] for r in committed_render("dev").rendered.releases] == ["volcano"]
@@ -47,13 +54,19 @@ def test_gang_scheduling_mode_refuses_topology_constraints() -> None:
     assert f"models.{LWS_MODEL}.topology" in paths_of(raw)
 
 
+def _stack(**lws: Any) -> StackConfig:
+    return StackConfig.model_validate({"lws": lws})
+
+
 def test_image_mirror_and_replicas() -> None:
-    values = lws_values(LwsConfig(image_repository="mirror.local/lws/lws", replicas=2))
+    values = lws_values(_stack(imageRepository="mirror.local/lws/lws", replicas=2))
     assert values == {"replicaCount": 2, "image": {"manager": {"repository": "mirror.local/lws/lws"}}}
+    public = lws_values(_stack())
+    assert public == {"replicaCount": 1} and lws_chart(_stack()).chart == "oci://registry.k8s.io/lws/charts/lws"
 
 
 def test_values_keys_exist_in_the_upstream_chart() -> None:
-    values = lws_values(LwsConfig(image_repository="m/lws", gang_scheduling=True, replicas=2))
+    values = lws_values(_stack(imageRepository="m/lws", imagePullSecret="r", gangScheduling=True, replicas=2))
     assert unknown_value_keys("lws", LwsConfig().version, values) == []
     assert unknown_value_keys("lws", LwsConfig().version, {"replicas": 2}) == ["replicas"]
 

@@ -39,6 +39,7 @@ def test_render_writes_the_documented_layout(tmp_path: Path, capsys: pytest.Capt
     assert main(["render", "--stack", "dev", "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "helm",
+        "images.txt",
         "manifests",
         "resources.yaml",
         "summary.md",

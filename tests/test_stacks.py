@@ -54,7 +54,7 @@ def test_example_cluster_is_the_seed_articles(committed_render: Any) -> None:
     spec = committed_render("aicloud-a").spec
     config = spec.config
     assert config.volcano.protect and config.lws.protect
-    assert config.volcano.image_registry == "10.8.17.100:60066"
+    assert config.cluster.mirror.registry == "10.8.17.100:60066"
     assert spec.topology is not None and spec.topology.hyper_nodes == "discovery"
     assert len(spec.topology.node_gpus) == 128
     assert {d.name: d.node_count for d in spec.topology.domains.values()} == {

@@ -12,7 +12,7 @@ from config.upstream import DISCOVERY_SOURCE_LABEL
 from offline.schemas import validate_objects
 from offline.summary import render_summary
 from offline.svg import render_svg
-from tests.conftest import load, mutate, paths_of, problems_of, stack_raw
+from tests.conftest import load, mutate, new_warnings, paths_of, problems_of, stack_raw
 
 SEED = stack_raw("aicloud-a")
 LWS_MODEL = "qwen2-72b-tenanta"
@@ -182,7 +182,7 @@ def test_domain_tree_rules() -> None:
 
 def test_empty_leaf_is_a_warning() -> None:
     spec = load(mutate(SEED, lambda r: _leaves(r).update({"leafpair56": {}})))
-    assert [w.path for w in spec.warnings] == ["topology.domains.spinepair12.domains.leafpair56"]
+    assert [w.path for w in new_warnings(spec)] == ["topology.domains.spinepair12.domains.leafpair56"]
 
 
 def test_discovery_type_name_limit() -> None:
@@ -236,7 +236,7 @@ def test_soft_mode_spill_is_a_warning_naming_the_tier() -> None:
 
 def test_soft_mode_that_fits_leaves_has_no_warning() -> None:
     spec = load(SEED)
-    assert spec.placements[LWS_MODEL].tier == 1 and spec.warnings == ()
+    assert spec.placements[LWS_MODEL].tier == 1 and new_warnings(spec) == []
 
 
 def test_pods_larger_than_any_node() -> None:
@@ -273,7 +273,7 @@ def test_models_together_over_a_queue_warn() -> None:
         ),
     )
     spec = load(raw)
-    assert [w.path for w in spec.warnings] == ["tenants.tenanta.queue.capability"]
+    assert [w.path for w in new_warnings(spec)] == ["tenants.tenanta.queue.capability"]
 
 
 # -- picture and summary --------------------------------------------------------------------------

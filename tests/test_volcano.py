@@ -39,7 +39,9 @@ def test_rendered_release_carries_the_conf_the_config_asks_for(stack: str, commi
     assert release.data["values"] == volcano_values(result.spec)
     conf = yaml.safe_load(release.data["values"]["custom"]["scheduler_config_override"])
     actions = [a.strip() for a in conf["actions"].split(",")]
-    assert actions == ["enqueue", "allocate", "preempt", "reclaim", "backfill"]
+    # Gang-aware eviction where LWS groups run (the example cluster), the legacy actions elsewhere.
+    evict = ["gangpreempt", "gangreclaim"] if result.spec.has_multi_node_models else ["preempt", "reclaim"]
+    assert actions == ["enqueue", "allocate", *evict, "backfill"]
     assert set(actions) <= REGISTERED_ACTIONS
     plugins = _plugins(conf)
     assert set(plugins) <= REGISTERED_PLUGINS
@@ -171,13 +173,19 @@ def test_images_replicas_and_placement_values() -> None:
                 "imageRegistry": "registry.local",
                 "imageTag": "v1.15.1",
                 "imagePullSecret": "pull",
-                "replicas": {"scheduler": 2},
-                "admission": False,
-                "resources": {"scheduler": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}},
-                "nodeSelector": {"node-role/control": "true"},
-                "tolerations": [{"key": "control", "operator": "Exists", "effect": "NoSchedule"}],
-            }
+            },
+            registries={"pull": {"server": "registry.local", "username": "u", "passwordSecret": "pw"}},
+            secrets={"pw": "[secret]"},
         ),
+    )
+    raw["volcano"].update(
+        {
+            "replicas": {"scheduler": 2},
+            "admission": False,
+            "resources": {"scheduler": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}},
+            "nodeSelector": {"node-role/control": "true"},
+            "tolerations": [{"key": "control", "operator": "Exists", "effect": "NoSchedule"}],
+        }
     )
     values = volcano_values(load(raw))
     assert values["basic"] == {
@@ -207,7 +215,7 @@ def test_every_values_key_exists_in_the_upstream_chart(stack: str) -> None:
         lambda r: r.setdefault("volcano", {}).update(
             imageRegistry="r",
             imageTag="t",
-            imagePullSecret="s",
+            imagePullSecret="mars-registry",
             replicas={"scheduler": 2},
             resources={
                 "scheduler": {"requests": {"cpu": 1}},
@@ -218,6 +226,8 @@ def test_every_values_key_exists_in_the_upstream_chart(stack: str) -> None:
             tolerations=[{"key": "k", "operator": "Exists"}],
         ),
     )
+    raw.setdefault("registries", {})["mars-registry"] = {"server": "r", "username": "u", "passwordSecret": "pw"}
+    raw.setdefault("secrets", {})["pw"] = "[secret]"
     values = volcano_values(load(raw))
     version = load(raw).config.volcano.version
     assert unknown_value_keys("volcano", version, values) == []
@@ -235,17 +245,23 @@ def test_release_is_a_helm_v3_release_with_protect(committed_render: Any) -> Non
     assert release["protect"] is True and index["volcano-namespace"]["protect"] is True
     assert any(d.endswith("::volcano-namespace") for d in release["dependsOn"])
     data = next(r for r in result.rendered.releases if r.data["release"] == "volcano").data
-    assert data["chart"] == "volcano" and data["version"] == "1.15.0"
-    assert data["repository"] == "https://volcano-sh.github.io/helm-charts" and data["namespace"] == "volcano-system"
+    # The example cluster's chart comes from its registry's OCI repository.
+    assert data["chart"] == "oci://10.8.17.100:60066/charts/volcano" and data["version"] == "1.15.0"
+    assert data["repository"] is None and data["namespace"] == "volcano-system"
     assert data["options"]["waitForJobs"] is True
     dev = {e["urn"].split("::")[-1]: e for e in committed_render("dev").rendered.index}
     assert "protect" not in dev["volcano-release"]
+    dev_data = next(r for r in committed_render("dev").rendered.releases if r.data["release"] == "volcano").data
+    assert dev_data["chart"] == "volcano" and dev_data["repository"] == "https://volcano-sh.github.io/helm-charts"
 
 
 def test_scheduler_conf_is_a_readable_block_in_the_render(committed_render: Any, tmp_path: Any) -> None:
     write_render(committed_render("aicloud-a"), tmp_path)
     text = (tmp_path / "helm" / "volcano.yaml").read_text()
-    assert "    scheduler_config_override: |\n      actions: enqueue, allocate, preempt, reclaim, backfill\n" in text
+    assert (
+        "    scheduler_config_override: |\n      actions: enqueue, allocate, gangpreempt, gangreclaim, backfill\n"
+        in text
+    )
     assert "\\n" not in text
 
 
@@ -253,3 +269,47 @@ def test_hierarchy_cannot_be_switched_off_through_a_plugin_override() -> None:
     raw = under_parent_org(SEED)
     override = mutate(raw, _scheduler(plugins={"capacity": {"flags": {"enableHierarchy": False}}}))
     assert "volcano.scheduler.plugins.capacity.flags" in paths_of(override)
+
+
+# -- gang-aware eviction -----------------------------------------------------------------------------
+
+
+def test_eviction_is_gang_aware_where_lws_groups_run() -> None:
+    assert _conf(SEED)["actions"] == "enqueue, allocate, gangpreempt, gangreclaim, backfill"
+    assert _conf(DEV)["actions"] == "enqueue, allocate, preempt, reclaim, backfill"
+    legacy = mutate(SEED, _scheduler(eviction="pod"))
+    assert _conf(legacy)["actions"] == "enqueue, allocate, preempt, reclaim, backfill"
+    assert _conf(mutate(DEV, _scheduler(eviction="gang")))["actions"] == (
+        "enqueue, allocate, gangpreempt, gangreclaim, backfill"
+    )
+
+
+def test_the_two_eviction_styles_never_mix() -> None:
+    mixed = mutate(DEV, _scheduler(actions=["enqueue", "allocate", "preempt", "gangreclaim", "backfill"]))
+    (problem,) = problems_of(mixed)
+    assert problem.path == "volcano.scheduler.actions" and "must not run in one scheduler cycle" in problem.message
+    contradiction = mutate(DEV, _scheduler(eviction="gang", actions=["enqueue", "allocate", "preempt", "backfill"]))
+    assert "volcano.scheduler.eviction" in paths_of(contradiction)
+
+
+def test_gang_eviction_needs_volcano_1_15() -> None:
+    from config.volcano import VolcanoConfig
+
+    old = VolcanoConfig.model_validate({"version": "1.14.0", "scheduler": {"eviction": "gang"}})
+    assert scheduler_conf(old, "nvidia.com/gpu", hierarchy=False)["actions"].count("gang") == 2
+    raw = mutate(DEV, lambda r: r.update(volcano={"version": "1.14.0", "scheduler": {"eviction": "gang"}}))
+    assert any("need Volcano >= 1.15" in p.message for p in problems_of(raw) if p.path == "volcano.scheduler.eviction")
+
+
+def test_legacy_eviction_with_several_lws_groups_is_warned_about() -> None:
+    raw = mutate(SEED, _scheduler(eviction="pod"))
+    raw["models"]["qwen2-72b-tenanta"]["replicas"] = 2
+    (warning,) = [w for w in load(raw).warnings if w.path == "volcano.scheduler.eviction"]
+    assert "LWS then restarts every group" in warning.message and "eviction: gang" in warning.fix
+
+
+def test_action_configurations_must_name_actions_that_run() -> None:
+    unknown = mutate(DEV, _scheduler(configurations=[{"name": "allocte", "arguments": {"x": 1}}]))
+    assert "volcano.scheduler.configurations[0].name" in paths_of(unknown)
+    idle = load(mutate(DEV, _scheduler(configurations=[{"name": "gangpreempt", "arguments": {"maxDomains": 4}}])))
+    assert [w.path for w in idle.warnings] == ["volcano.scheduler.configurations[0].name"]
