@@ -133,7 +133,7 @@ def synthetic_stack(size: Size) -> dict[str, Any]:
                 "engine": {"maxModelLen": 8192},
             }
     return {
-        "cluster": {"name": f"bench-{size.name}", "gpusPerNode": 8},
+        "cluster": {"name": f"bench-{size.name}", "gpusPerNode": 8, "extendedResources": ["rdma/hca"]},
         "topology": {
             "tiers": ["bench.example.com/leaf", "bench.example.com/spine", "bench.example.com/zone"],
             "hyperNodes": "explicit",

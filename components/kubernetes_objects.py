@@ -8,8 +8,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.labels import MANAGED_BY
 from config.images import ChartSource
+from config.platform_labels import MANAGED_BY
 
 
 def custom_resource(

@@ -11,9 +11,9 @@ import json
 import math
 from typing import Any, Literal
 
-from components.labels import model_labels
 from components.vllm import entrypoint, leader_script, server_arguments, worker_script
 from config.models import FieldRef, SecretRef
+from config.platform_labels import ROLE_LABEL, model_labels
 from config.spec import ModelSpec
 from config.upstream import (
     GROUP_NAME_ANNOTATION,
@@ -80,14 +80,6 @@ def _probes(model: ModelSpec) -> dict[str, Any]:
     }
 
 
-def capabilities(model: ModelSpec) -> tuple[str, ...]:
-    """Explicit list, else IPC_LOCK when RDMA devices are requested (memory registration)."""
-    cfg = model.config
-    if cfg.capabilities is not None:
-        return cfg.capabilities
-    return ("IPC_LOCK",) if any("rdma" in device.lower() for device in cfg.resources.devices) else ()
-
-
 def container(model: ModelSpec, role: Role) -> dict[str, Any]:
     cfg = model.config
     resources = dict(model.pod_requests)
@@ -120,7 +112,7 @@ def container(model: ModelSpec, role: Role) -> dict[str, Any]:
     spec["volumeMounts"] = mounts
     if role != "worker":
         spec.update(_probes(model))
-    caps = capabilities(model)
+    caps = cfg.effective_capabilities
     if caps:
         spec["securityContext"] = {"capabilities": {"add": list(caps)}}
     return spec
@@ -173,7 +165,7 @@ def pod_template(model: ModelSpec, role: Role) -> dict[str, Any]:
     cfg = model.config
     labels = {**cfg.labels, **model_labels(model.name, model.tenant)}
     if role != "server":
-        labels["volcano-platform.io/role"] = role
+        labels[ROLE_LABEL] = role
     spec: dict[str, Any] = {
         "schedulerName": VOLCANO_SCHEDULER_NAME,
         "priorityClassName": cfg.priority_class,

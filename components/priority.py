@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.labels import MANAGED_BY
+from config.platform_labels import MANAGED_BY
 from config.priority import PriorityClassConfig
 
 

@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kubernetes_objects import custom_resource
-from components.labels import MANAGED_BY, TENANT_LABEL
+from config.platform_labels import MANAGED_BY, TENANT_LABEL
 from config.spec import PlatformSpec, TenantSpec
 from config.tenants import DefaultQueuePatch
 from config.upstream import PATCH_FORCE_ANNOTATION, QUEUE_API_VERSION, WAIT_FOR_ANNOTATION

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.labels import MANAGED_BY
 from components.pod_template import SECRET_KEY
+from config.platform_labels import MANAGED_BY
 from config.secret_refs import registries_needed, secrets_needed
 from config.spec import PlatformSpec
 

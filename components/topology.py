@@ -8,7 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kubernetes_objects import custom_resource
-from components.labels import MANAGED_BY
+from config.platform_labels import MANAGED_BY
 from config.topology import TopologyConfig
 from config.topology_tree import Domain, Topology
 from config.upstream import HYPERNODE_API_VERSION, PATCH_FORCE_ANNOTATION

@@ -12,8 +12,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from components.labels import ALLOW_UNCONFINED_ANNOTATION, model_labels, model_selector
 from components.pod_template import pod_template
+from config.platform_labels import ALLOW_UNCONFINED_ANNOTATION, model_labels, model_selector
 from config.quantity import format_amount, quantity_value
 from config.spec import ModelSpec
 from config.upstream import (

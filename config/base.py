@@ -183,7 +183,9 @@ def _clean_loc(loc: tuple[int | str, ...]) -> list[object]:
     """Drop the union-member and validator names pydantic inserts into locations."""
     out: list[object] = []
     for part in loc:
-        if isinstance(part, str) and (("[" in part and part.endswith("]")) or part.startswith(("function-", "~"))):
+        if isinstance(part, str) and (
+            ("[" in part and part.endswith("]")) or part.startswith(("function-", "~", "constrained-"))
+        ):
             continue
         if part in ("str", "int", "float", "bool", "dict", "list", "tuple"):
             continue

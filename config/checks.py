@@ -11,12 +11,15 @@ from collections.abc import Callable, Iterable
 from config.errors import Problem
 from config.feasibility import check_queue_capacity
 from config.image_rules import check_images
+from config.install_rules import check_installs
 from config.model_rules import check_models, check_registries
 from config.naming_rules import check_names
 from config.priority_rules import check_priority_classes
 from config.queue_rules import check_queues
+from config.resource_rules import check_resource_names
 from config.scheduler_rules import check_scheduler
 from config.secret_refs import check_secret_names
+from config.security_rules import check_pod_security
 from config.spec import PlatformSpec
 from config.upstream_rules import check_upstream_versions
 
@@ -25,11 +28,14 @@ Check = Callable[[PlatformSpec], Iterable[Problem]]
 CHECKS: tuple[Check, ...] = (
     check_upstream_versions,
     check_images,
+    check_installs,
     check_names,
     check_priority_classes,
     check_queues,
     check_scheduler,
     check_models,
+    check_resource_names,
+    check_pod_security,
     check_registries,
     check_secret_names,
     check_queue_capacity,

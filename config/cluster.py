@@ -9,6 +9,7 @@ from pydantic import Field, SecretStr, field_validator
 
 from config.base import ConfigModel, invalid
 from config.names import ChartRepository, RegistryHost, ResourceName
+from config.quantity import Quantity
 
 VendorName = Literal["nvidia", "amd", "ascend", "metax", "other"]
 """The keys of `config.accelerators.VENDORS` (a test keeps them equal)."""
@@ -27,6 +28,15 @@ class AcceleratorConfig(ConfigModel):
     word: str | None = None
     """What the devices are called in summaries and the topology picture (`GPU`, `NPU`).
     Default: the vendor's; `accelerator` for `other`."""
+
+
+class NodeCapacity(ConfigModel):
+    """Allocatable resources of one GPU node (what `kubectl describe node` shows)."""
+
+    cpu: Quantity | None = None
+    """Allocatable CPU of a GPU node, e.g. `96`. Unset: not checked."""
+    memory: Quantity | None = None
+    """Allocatable memory of a GPU node, e.g. `1000Gi`. Unset: not checked."""
 
 
 class MirrorConfig(ConfigModel):
@@ -76,6 +86,14 @@ class ClusterConfig(ConfigModel):
 
     kubernetes_version: Annotated[str, Field(pattern=r"^1\.\d+$")] = "1.33"
     """Kubernetes minor version (`1.33`) whose API schemas `offline check` validates against."""
+
+    extended_resources: tuple[ResourceName, ...] = ()
+    """Further extended resources the nodes offer (RDMA devices, MIG slices...). Queues and models
+    may name only these, the accelerator (`gpuResource`), `cpu`, `memory`, `pods`,
+    `ephemeral-storage` and `hugepages-<size>`: a quota on a name no node offers limits nothing."""
+
+    node: NodeCapacity = NodeCapacity()
+    """Allocatable CPU and memory of a GPU node, to check that a pod fits one at all."""
 
     accelerator: AcceleratorConfig = AcceleratorConfig()
     """The accelerator vendor behind `gpuResource` (Ray resource, device variable, naming)."""

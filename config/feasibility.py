@@ -193,6 +193,14 @@ def _place(
 
 def _cluster_too_small(model: ModelSpec, cluster_fit: int, path: str) -> Problem:
     replicas = model.config.replicas
+    if cluster_fit == 0:
+        # Not even one replica fits: fewer replicas would not help; a smaller replica would.
+        return Problem(
+            join_path(path, "nodesPerReplica") if model.multi_node else join_path(path, "resources", "gpus"),
+            f"one replica needs {_need(model)}, more than the whole cluster has",
+            "lower `nodesPerReplica` or GPUs per pod, or add nodes to the topology",
+            got=model.pods_per_replica if model.multi_node else model.gpus_per_pod,
+        )
     return Problem(
         join_path(path, "replicas"),
         f"only {cluster_fit} of {replicas} replica(s) fit the whole cluster; each needs {_need(model)}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -17,11 +18,12 @@ from pydantic import ValidationError
 
 from config.base import problems_from_validation_error
 from config.checks import run_checks
-from config.errors import ConfigError, Problem, errors_of, join_path, warnings_of
+from config.errors import REDACTED, ConfigError, Problem, errors_of, join_path, warnings_of
 from config.feasibility import plan_placements
 from config.merge import deep_merge
 from config.models import ModelConfig
 from config.resolve import resolve
+from config.security_rules import KUBECONFIG_CREDENTIALS
 from config.spec import PlatformSpec
 from config.stack import TOP_LEVEL_KEYS, StackConfig
 
@@ -89,9 +91,32 @@ def _apply_model_defaults(raw: dict[str, Any], problems: list[Problem]) -> dict[
     if not isinstance(models, Mapping):
         return raw
     merged = {
-        name: deep_merge(defaults, model) if isinstance(model, Mapping) else model for name, model in models.items()
+        name: merge_model(defaults, model) if isinstance(model, Mapping) else model for name, model in models.items()
     }
     return {**raw, "models": merged}
+
+
+# Lists in `modelDefaults` that a model's own list extends rather than replaces, with the identity
+# of an entry: a model's entry replaces the default's with the same identity.
+MERGED_LISTS: dict[str, Callable[[Any], str]] = {
+    "tolerations": lambda entry: json.dumps(entry, sort_keys=True),
+    "imagePullSecrets": lambda entry: json.dumps(entry),
+    "networks": lambda entry: str(entry.get("name")) if isinstance(entry, Mapping) else json.dumps(entry),
+}
+
+
+def merge_model(defaults: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
+    """`modelDefaults` under one model: mappings (env, labels, resources...) merge key by key,
+    `tolerations`, `imagePullSecrets` and `networks` are joined (the model's entry wins for the same
+    toleration, registry or network name), every other list and value is replaced."""
+    merged = deep_merge(defaults, model)
+    for key, identity in MERGED_LISTS.items():
+        base, own = defaults.get(key), model.get(key)
+        if isinstance(base, list) and isinstance(own, list):
+            by_identity = {identity(entry): entry for entry in base}
+            by_identity.update({identity(entry): entry for entry in own})
+            merged[key] = list(by_identity.values())
+    return merged
 
 
 def _has(data: Any, path: tuple[object, ...]) -> bool:
@@ -123,11 +148,13 @@ def load_raw(
     stack: str,
     plaintext_secrets: Collection[str] = (),
     other_keys: Collection[str] = (),
+    encrypted: Collection[str] = (),
 ) -> PlatformSpec:
     """Validate a stack's config (top-level keys without the project prefix).
 
     `plaintext_secrets` names entries of `secrets` that were not stored encrypted; `other_keys`
-    are the stack's config keys in other namespaces (`<namespace>:<key>`).
+    are the stack's config keys in other namespaces (`<namespace>:<key>`); `encrypted` names the
+    top-level keys that hold encrypted values.
     """
     problems: list[Problem] = foreign_key_problems(other_keys)
     # An empty mapping means "not set": it is how Pulumi.yaml declares optional keys.
@@ -139,16 +166,66 @@ def load_raw(
         relocate = _blame_model_defaults(raw.get("models"), raw.get("modelDefaults"))
         raise ConfigError(problems + problems_from_validation_error(exc, StackConfig, relocate)) from None
     problems += [plaintext_secret_problem(name) for name in plaintext_secrets]
+    kubeconfig = config.cluster.kubeconfig
+    if (
+        kubeconfig is not None
+        and "cluster" not in encrypted
+        and KUBECONFIG_CREDENTIALS.search(kubeconfig.get_secret_value())
+    ):
+        problems.append(
+            Problem(
+                "cluster.kubeconfig",
+                "the kubeconfig holds credentials (a token, key or password) in plain text",
+                'store it encrypted: `pulumi config set --secret --path cluster.kubeconfig "$(cat kubeconfig)"`, '
+                "or give the path of a kubeconfig file instead",
+                got=REDACTED,
+            )
+        )
     spec, found = resolve(config, stack)
     problems += found
     placements, found = plan_placements(spec)
     spec = dataclasses.replace(spec, placements=placements)
     problems += found
     problems += run_checks(spec)
+    problems = relocate_inherited(problems, raw.get("models"), raw.get("modelDefaults"))
     errors = errors_of(problems)
     if errors:
         raise ConfigError(errors)
     return dataclasses.replace(spec, warnings=tuple(warnings_of(problems)))
+
+
+def split_path(path: str) -> list[str]:
+    """`models.a.resources.devices[rdma/x]` -> ["models", "a", "resources", "devices", "rdma/x"]."""
+    return [part for part in re.split(r"\.(?![^\[]*\])|\[|\]", path) if part]
+
+
+def relocate_inherited(problems: list[Problem], models: Any, defaults: Any) -> list[Problem]:
+    """A problem with a value every model inherits from `modelDefaults` is reported once, at
+    `modelDefaults`, naming the models it affects."""
+    if not isinstance(models, Mapping) or not isinstance(defaults, Mapping) or not defaults:
+        return problems
+    out: list[Problem] = []
+    moved: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+    for problem in problems:
+        parts = split_path(problem.path)
+        if len(parts) > 2 and parts[0] == "models" and parts[1] in models:
+            rest = [int(p) if p.isdigit() else p for p in parts[2:]]
+            if not _has(models[parts[1]], tuple(rest)) and _has(defaults, tuple(rest)):
+                path = join_path("modelDefaults", *rest)
+                message = problem.message.replace(f"`{parts[1]}`", "the model")
+                key = (path, message, problem.severity)
+                if key in moved:
+                    moved[key][1].append(parts[1])
+                    continue
+                moved[key] = (len(out), [parts[1]])
+                out.append(dataclasses.replace(problem, path=path, message=message))
+                continue
+        out.append(problem)
+    for index, names in moved.values():
+        if len(names) > 0:
+            problem = out[index]
+            out[index] = dataclasses.replace(problem, message=f"{problem.message} (inherited by {', '.join(names)})")
+    return out
 
 
 def _config_keys() -> set[str]:
@@ -178,4 +255,5 @@ def load_from_pulumi() -> PlatformSpec:
     if isinstance(raw.get("secrets"), Mapping) and not is_config_secret(f"{PROJECT}:secrets"):
         plaintext = list(raw["secrets"])
     other = [key for key in keys if not key.startswith(f"{PROJECT}:")]
-    return load_raw(raw, pulumi.get_stack(), plaintext, other)
+    encrypted = [key for key in raw if is_config_secret(f"{PROJECT}:{key}")]
+    return load_raw(raw, pulumi.get_stack(), plaintext, other, encrypted)

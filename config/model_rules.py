@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from decimal import Decimal
 
 from config.errors import Problem, join_path
 from config.models import SecretRef
 from config.quantity import quantity_value
+from config.security_rules import credential_shape
 from config.spec import ModelSpec, PlatformSpec
 from config.vllm_releases import (
     ENGINE_READY_DEFAULT_SECONDS,
@@ -62,6 +64,7 @@ def check_models(spec: PlatformSpec) -> list[Problem]:
         problems += _environment(spec, model)
         problems += _placement_options(spec, model)
         problems += _pod_options(model)
+        problems += _node_capacity(spec, model)
     return problems
 
 
@@ -170,6 +173,31 @@ def _engine_args(model: ModelSpec) -> list[Problem]:
                     got=arg,
                 )
             )
+    problems += _repeated_flags(cfg.engine.extra_args, path)
+    return problems
+
+
+def _repeated_flags(args: tuple[str, ...], path: str) -> list[Problem]:
+    """A flag given twice (the last silently wins) or with its `--no-` opposite."""
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    for index, arg in enumerate(args):
+        if not arg.startswith("--"):
+            continue
+        flag = arg.split("=", 1)[0]
+        base = "--" + flag[5:] if flag.startswith("--no-") else flag
+        if base in seen:
+            first = args[seen[base]].split("=", 1)[0]
+            what = "is given twice" if first == flag else f"contradicts `{first}`"
+            problems.append(
+                Problem(
+                    join_path(path, index),
+                    f"`{flag}` {what} (at index {seen[base]}); vLLM keeps the last, silently",
+                    "give each flag once",
+                    got=arg,
+                )
+            )
+        seen.setdefault(base, index)
     return problems
 
 
@@ -218,11 +246,12 @@ def available_parsers(version: Version) -> list[str]:
 def model_family(model: ModelSpec) -> tuple[str, tuple[str, ...]] | None:
     """(family, parsers that read its tool calls) from the model's names, if the family is known."""
     cfg = model.config
-    names = [cfg.served_model_name or "", cfg.source.hub.id if cfg.source.hub else cfg.source.model or "", model.name]
-    text = " ".join(names).lower()
-    for pattern, family, parsers in MODEL_FAMILY_PARSERS:
-        if re.search(pattern, text):
-            return family, parsers
+    # The names that say most about the weights first: the served name, then the weights' own.
+    names = [cfg.served_model_name, cfg.source.hub.id if cfg.source.hub else cfg.source.model, model.name]
+    for name in names:
+        for pattern, family, parsers in MODEL_FAMILY_PARSERS:
+            if name and re.search(pattern, name.lower()):
+                return family, parsers
     return None
 
 
@@ -375,9 +404,65 @@ def _environment(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
                     got="[hidden]",
                 )
             )
+        elif isinstance(value, str) and (shape := credential_shape(value)):
+            problems.append(
+                Problem(
+                    var_path,
+                    f"the value looks like {shape} written in plain text",
+                    "store it under `secrets` (`pulumi config set --secret --path 'secrets.<name>' <value>`) and "
+                    f"write `{name}: {{secret: <name>}}`",
+                    got="[hidden]",
+                )
+            )
         elif isinstance(value, SecretRef):
             problems += _secret_exists(spec, value.secret, join_path(var_path, "secret"))
+        if isinstance(value, str):
+            problems += _managed_env(spec, model, name, value, var_path)
     return problems
+
+
+DEVICE_ENV = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES")
+
+
+def _managed_env(spec: PlatformSpec, model: ModelSpec, name: str, value: str, path: str) -> list[Problem]:
+    """Variables that silently override what the platform manages."""
+    cfg = model.config
+    gpus = cfg.resources.gpus
+    if name in DEVICE_ENV or name == spec.accelerator.vendor.device_env:
+        visible = [d for d in value.split(",") if d.strip()]
+        if gpus and len(visible) < gpus:
+            return [
+                Problem(
+                    path,
+                    f"`{name}` makes {len(visible)} of the pod's {gpus} devices visible; vLLM would use only those",
+                    "remove it: the device plugin already gives each pod exactly its devices",
+                    got=value,
+                )
+            ]
+    if name == ENGINE_READY_TIMEOUT_ENV:
+        if model.vllm_version < ENGINE_READY_TIMEOUT_SINCE:
+            return [
+                Problem(
+                    path,
+                    f"vLLM {version_text(model.vllm_version)} does not read `{name}` (it arrived in "
+                    f"{version_text(ENGINE_READY_TIMEOUT_SINCE)})",
+                    "remove it; see the warning on `startup.loadTimeoutSeconds`",
+                    got=value,
+                    severity="warning",
+                )
+            ]
+        if value.isdigit() and int(value) < cfg.startup.load_timeout_seconds:
+            return [
+                Problem(
+                    path,
+                    f"the engine gives up after {value} s, before the load budget of "
+                    f"{cfg.startup.load_timeout_seconds} s the probes allow",
+                    "remove it: the platform sets it to `startup.loadTimeoutSeconds`",
+                    got=value,
+                    severity="warning",
+                )
+            ]
+    return []
 
 
 def _placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
@@ -404,21 +489,23 @@ def _placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
                 )
             )
         elif spec.topology is None:
+            hard = cfg.topology.mode == "hard"
             problems.append(
                 Problem(
                     join_path(path, "topology"),
-                    "the stack describes no `topology`, so no HyperNodes exist to enforce this constraint",
-                    "describe the network under `topology`",
-                    severity="warning",
+                    "the stack describes no `topology`, so no HyperNodes exist to enforce this constraint"
+                    + ("; a hard constraint would leave every replica Pending or unconstrained" if hard else ""),
+                    "describe the network under `topology`, or remove the constraint",
+                    severity="error" if hard else "warning",
                 )
             )
-        if cfg.topology.mode == "hard" and model.highest_tier is None and cfg.topology.highest_tier_name is None:
+        if cfg.topology.mode == "hard" and cfg.topology.highest_tier is None and cfg.topology.highest_tier_name is None:
             problems.append(
                 Problem(
-                    join_path(path, "topology"),
-                    "hard mode without a tier applies no limit",
-                    "set `highestTier` (1 = leaf)",
-                    severity="warning",
+                    join_path(path, "topology", "mode"),
+                    "hard mode without a tier applies no limit at all, which is not what `hard` promises",
+                    "set `highestTier` (1 = leaf), or use `mode: soft`",
+                    got="hard",
                 )
             )
     if cfg.multi_node and cfg.port == cfg.ray.port:
@@ -430,6 +517,39 @@ def _placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
                 got=cfg.port,
             )
         )
+    return problems
+
+
+def _zero(value: int | str) -> bool:
+    return value == 0 or (isinstance(value, str) and value.rstrip("%").strip() in ("0", ""))
+
+
+def _node_capacity(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """A pod must fit one node; with the node's allocatable unknown, only absurd requests are caught."""
+    node = spec.config.cluster.node
+    problems: list[Problem] = []
+    for resource, requested, allocatable, absurd in (
+        ("cpu", model.config.resources.cpu, node.cpu, Decimal(1024)),
+        ("memory", model.config.resources.memory, node.memory, Decimal(64 * 2**40)),
+    ):
+        value = quantity_value(requested)
+        limit = quantity_value(allocatable) if allocatable is not None else absurd
+        if value > limit:
+            known = allocatable is not None
+            problems.append(
+                Problem(
+                    join_path("models", model.name, "resources", resource),
+                    f"each pod requests {requested} {resource}, more than "
+                    + (
+                        f"a GPU node's allocatable {allocatable} (`cluster.node.{resource}`)"
+                        if known
+                        else "any node has"
+                    )
+                    + "; the pods would stay Pending",
+                    "request at most what one node offers (spread the model over more nodes with nodesPerReplica)",
+                    got=requested,
+                )
+            )
     return problems
 
 
@@ -469,6 +589,27 @@ def _pod_options(model: ModelSpec) -> list[Problem]:
                     got=capability,
                 )
             )
+    if cfg.engine.gpu_memory_utilization == 1:
+        problems.append(
+            Problem(
+                join_path(path, "engine", "gpuMemoryUtilization"),
+                "vLLM may then take all device memory for weights and KV cache, leaving none for CUDA graphs, "
+                "activations or the runtime: the engine fails with out-of-memory errors under load",
+                "leave headroom, e.g. 0.9",
+                got=1.0,
+                severity="warning",
+            )
+        )
+    rollout = cfg.rollout
+    if _zero(rollout.max_surge) and _zero(rollout.max_unavailable):
+        problems.append(
+            Problem(
+                join_path(path, "rollout"),
+                "maxSurge and maxUnavailable are both 0: an update could never replace a replica, and the API "
+                "server rejects it",
+                "allow `maxUnavailable: 1` (no spare GPUs needed) or `maxSurge: 1`",
+            )
+        )
     rdma = [d for d in cfg.resources.devices if "rdma" in d.lower()]
     if rdma and cfg.capabilities is not None and "IPC_LOCK" not in cfg.capabilities:
         problems.append(

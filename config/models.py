@@ -6,9 +6,10 @@ LeaderWorkerSet whose groups are gang-scheduled inside one network domain.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PlainValidator, WithJsonSchema, field_validator, model_validator
 
 from config.base import ConfigModel, by_shape, cli_float, invalid
 from config.names import (
@@ -242,10 +243,25 @@ class RayConfig(ConfigModel):
     """How long the leader waits for all workers to join before failing (the group restarts)."""
 
 
+def _count_or_percent(value: object) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\d{1,3}%", value):
+        return value
+    raise invalid(f"`{value}` is neither a number of replicas nor a percentage", "write e.g. `1` or `25%`")
+
+
+CountOrPercent = Annotated[
+    int | str,
+    PlainValidator(_count_or_percent),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": r"^\d{1,3}%$"}]}),
+]
+
+
 class RolloutConfig(ConfigModel):
-    max_unavailable: Annotated[int, Field(ge=0)] | str = 1
-    """Replicas that may be down during an update."""
-    max_surge: Annotated[int, Field(ge=0)] | str = 0
+    max_unavailable: CountOrPercent = 1
+    """Replicas that may be down during an update (a number, or a percentage such as `25%`)."""
+    max_surge: CountOrPercent = 0
     """Extra replicas during an update (each needs free GPUs)."""
 
 
@@ -313,7 +329,7 @@ class ModelConfig(ConfigModel):
     """Tolerations of the pods (e.g. for tainted GPU nodes)."""
     labels: dict[LabelKey, LabelValue] = {}
     """Extra labels on the workload and its pods."""
-    annotations: dict[str, str] = {}
+    annotations: dict[LabelKey, str] = {}
     """Extra pod annotations."""
 
     @field_validator("service_name")
@@ -326,6 +342,13 @@ class ModelConfig(ConfigModel):
     @property
     def multi_node(self) -> bool:
         return self.nodes_per_replica > 1
+
+    @property
+    def effective_capabilities(self) -> tuple[str, ...]:
+        """Explicit list, else IPC_LOCK when RDMA devices are requested (memory registration)."""
+        if self.capabilities is not None:
+            return self.capabilities
+        return ("IPC_LOCK",) if any("rdma" in device.lower() for device in self.resources.devices) else ()
 
     @property
     def tensor_parallel(self) -> int:

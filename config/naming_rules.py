@@ -13,6 +13,8 @@ from config.upstream import LWS_NAMESPACE, RESERVED_QUEUES, VOLCANO_NAMESPACE
 RESERVED_NAMESPACES = frozenset(
     {"default", "kube-system", "kube-public", "kube-node-lease", VOLCANO_NAMESPACE, LWS_NAMESPACE}
 )
+# Namespaces of the cluster's own components (Kubernetes, OpenShift).
+RESERVED_NAMESPACE_PREFIXES = ("kube-", "openshift-")
 
 
 def check_names(spec: PlatformSpec) -> list[Problem]:
@@ -55,11 +57,12 @@ def _namespaces(spec: PlatformSpec) -> list[Problem]:
     for tenant in spec.tenants.values():
         for index, namespace in enumerate(tenant.namespaces):
             path = join_path("tenants", tenant.name, "namespaces", index)
-            if namespace in RESERVED_NAMESPACES:
+            if namespace in RESERVED_NAMESPACES or namespace.startswith(RESERVED_NAMESPACE_PREFIXES):
                 problems.append(
                     Problem(
                         path,
-                        f"namespace `{namespace}` is reserved for the system",
+                        f"namespace `{namespace}` belongs to the cluster or the platform itself; a tenant that "
+                        "owns it could change or delete what runs there",
                         "use a namespace of the tenant's own",
                         got=namespace,
                     )

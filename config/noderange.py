@@ -1,6 +1,9 @@
 """Compact node-name ranges: `gpu-worker-[1-64]`, `rack[1-2]-node[01-16]`, `gpu-[1-4,7]`.
 
-Real clusters name nodes by pattern; listing 128 names by hand is how typos get in.
+Real clusters name nodes by pattern; listing 128 names by hand is how typos get in. A range whose
+lower bound has a leading zero is zero-padded to that width (`[001-128]` is `001` ... `128`);
+without one the numbers are written as they are (`[1-128]` is `1` ... `128`). Bounds of different
+widths with a leading zero (`[01-1000]`) are refused: the padding they mean is ambiguous.
 """
 
 from __future__ import annotations
@@ -26,7 +29,16 @@ def _expand_bracket(body: str) -> list[str]:
             low, high = int(low_text), int(high_text)
             if high < low:
                 raise RangeError(f"range `{part}` runs backwards")
-            width = len(low_text) if low_text.startswith("0") and len(low_text) > 1 else 0
+            padded = low_text.startswith("0") and len(low_text) > 1
+            high_padded = high_text.startswith("0") and len(high_text) > 1
+            if (padded or high_padded) and len(low_text) != len(high_text):
+                width = max(len(low_text), len(high_text))
+                raise RangeError(
+                    f"the bounds of `{part}` differ in width, so the padding is ambiguous: write "
+                    f"`{str(low).zfill(width)}-{high_text.zfill(width)}` for zero-padded names "
+                    f"or `{low}-{int(high_text)}` for unpadded ones"
+                )
+            width = len(low_text) if padded else 0
             values.extend(str(n).zfill(width) for n in range(low, high + 1))
         elif re.fullmatch(r"\d+", part):
             values.append(part)

@@ -134,23 +134,50 @@ def _cluster_inventory(spec: PlatformSpec) -> list[Problem]:
     inventory = Decimal(spec.topology.total_gpus)
     problems: list[Problem] = []
     checks: tuple[tuple[str, Severity], ...] = (("guarantee", "error"), ("deserved", "warning"))
+    words = spec.accelerator.words
     for field, severity in checks:
-        total = sum(
-            (
-                quantity_value(getattr(t.config.queue, field)[gpu])
-                for t in spec.tenants.values()
-                if t.parent is None and gpu in getattr(t.config.queue, field)
-            ),
-            Decimal(0),
-        )
+        shares = {
+            t.name: quantity_value(getattr(t.config.queue, field)[gpu])
+            for t in spec.tenants.values()
+            if t.parent is None and gpu in getattr(t.config.queue, field)
+        }
+        total = sum(shares.values(), Decimal(0))
         if total > inventory:
+            largest = max(shares, key=lambda name: shares[name])
+            listed = ", ".join(f"{name} {format_amount(amount)}" for name, amount in shares.items())
             problems.append(
                 Problem(
-                    "tenants",
-                    f"top-level queues' {field} of {gpu} adds up to "
-                    f"{format_amount(total)}, but the topology has {format_amount(inventory)} GPUs",
-                    f"lower the {field}s or describe the missing nodes",
+                    join_path("tenants", largest, "queue", field, gpu),
+                    f"top-level queues' {field} of {gpu} adds up to {format_amount(total)} ({listed}), but the "
+                    f"topology has {format_amount(inventory)} {words}",
+                    f"lower the {field}s (the largest is `{largest}`'s) or describe the missing nodes",
                     severity=severity,
+                )
+            )
+    problems += _one_tenant_takes_all(spec, inventory)
+    return problems
+
+
+def _one_tenant_takes_all(spec: PlatformSpec, inventory: Decimal) -> list[Problem]:
+    """A tenant guaranteed (nearly) every accelerator leaves the others only what it does not use."""
+    gpu = spec.gpu_resource
+    top = [t for t in spec.tenants.values() if t.parent is None]
+    if len(top) < 2 or inventory == 0:
+        return []
+    problems: list[Problem] = []
+    for tenant in top:
+        guarantee = tenant.config.queue.guarantee.get(gpu)
+        if guarantee is not None and quantity_value(guarantee) >= inventory * Decimal("0.9"):
+            others = [t.name for t in top if t.name != tenant.name]
+            problems.append(
+                Problem(
+                    join_path("tenants", tenant.name, "queue", "guarantee", gpu),
+                    f"`{tenant.name}` is guaranteed {guarantee} of the cluster's {format_amount(inventory)} "
+                    f"{spec.accelerator.words}; {', '.join(others)} get only what it leaves idle and lose even that "
+                    "when it reclaims",
+                    "guarantee each tenant its minimum; let `deserved` and reclaim share the rest",
+                    got=guarantee,
+                    severity="warning",
                 )
             )
     return problems

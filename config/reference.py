@@ -129,7 +129,15 @@ def reference_markdown() -> str:
     lines = [HEADER]
     for key, node in schema["properties"].items():
         rows: list[list[str]] = []
-        _rows(node, key, defs, False, rows, {})
+        if key == "modelDefaults":
+            # The keys of a model, none required here: a model states what its defaults leave out.
+            _rows({**node, "$ref": "#/$defs/ModelConfig", "type": "object"}, key, defs, False, rows, {})
+            rows = [
+                rows[0],
+                *([cell if i != 2 or cell != "required" else "unset" for i, cell in enumerate(r)] for r in rows[1:]),
+            ]
+        else:
+            _rows(node, key, defs, False, rows, {})
         lines += [f"## `{PROJECT}:{key}`", "", rows[0][3], ""]
         lines += ["| key | type | default | description |", "|---|---|---|---|"]
         lines += [

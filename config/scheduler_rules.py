@@ -267,13 +267,31 @@ def _topology_plugin(spec: PlatformSpec, active: list[str]) -> list[Problem]:
                 )
             )
     if constrained and TOPOLOGY_PLUGIN not in active:
+        hard = [
+            m.name
+            for m in spec.models.values()
+            if m.multi_node and m.config.topology and m.config.topology.mode == "hard"
+        ]
+        where = "networkTopology.enabled" if not scheduler_plugin_removed(spec, TOPOLOGY_PLUGIN) else "plugins"
         problems.append(
             Problem(
-                join_path(BASE, "networkTopology", "enabled"),
-                f"models {', '.join(constrained)} have topology constraints but the "
-                f"`{TOPOLOGY_PLUGIN}` plugin is off, so hard tiers are not enforced",
+                join_path(BASE, *where.split(".")),
+                f"models {', '.join(hard or constrained)} have "
+                + ("hard " if hard else "")
+                + f"topology constraints but the `{TOPOLOGY_PLUGIN}` plugin is off, so "
+                + ("their tiers are not enforced" if hard else "placement ignores the network"),
                 "enable the plugin",
-                severity="warning",
+                severity="error" if hard else "warning",
+            )
+        )
+    gang_models = [m.name for m in spec.models.values() if m.multi_node]
+    if gang_models and "gang" not in active:
+        problems.append(
+            Problem(
+                join_path(BASE, "plugins", "gang"),
+                f"multi-node models ({', '.join(gang_models)}) need the `gang` plugin: without it a replica's pods "
+                "start one by one, and a partly placed replica holds GPUs while it waits for the rest forever",
+                "do not disable `gang`",
             )
         )
     if constrained and spec.topology is not None and spec.topology.hyper_nodes == "none":
@@ -286,3 +304,8 @@ def _topology_plugin(spec: PlatformSpec, active: list[str]) -> list[Problem]:
             )
         )
     return problems
+
+
+def scheduler_plugin_removed(spec: PlatformSpec, name: str) -> bool:
+    settings = spec.config.volcano.scheduler.plugins.get(name)
+    return settings is not None and not settings.enabled

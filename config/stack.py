@@ -37,7 +37,10 @@ class StackConfig(ConfigModel):
     """Patch of the scheduler-owned `default` queue."""
     model_defaults: dict[str, Any] = {}
     """Settings merged under every model (image, env, source...), so a stack states shared
-    values once. A model's own settings win; mappings merge key by key."""
+    values once. Any key of a model; a model's own settings win. Mappings (env, labels, resources,
+    engine, volumes...) merge key by key; `tolerations`, `imagePullSecrets` and `networks` are
+    joined (a model's entry replaces a default entry for the same toleration, registry or network
+    name); every other list (`extraArgs`, `capabilities`) is replaced whole."""
     models: dict[ModelName, ModelConfig] = {}
     """Served models keyed by workload name."""
     registries: dict[SecretName, RegistryCredential] = {}

@@ -30,7 +30,7 @@ class NodeGroup(ConfigModel):
     """Nodes that differ from their domain's default GPU count."""
 
     names: str
-    """Node name or range, e.g. `gpu-worker-[1-4]`."""
+    """Node name or range, e.g. `gpu-worker-[1-4]` (padding as for `nodes`)."""
     gpus: GpuCount
     """GPUs on each of these nodes."""
 
@@ -48,7 +48,10 @@ class DomainConfig(ConfigModel):
     """GPUs per node in this domain and below. Default: the parent's, then
     `topology.gpusPerNode`, then `cluster.gpusPerNode`."""
     nodes: tuple[NodeEntry, ...] = ()
-    """Leaf domains only: node names or ranges (`gpu-worker-[1-64]`), or `{names, gpus}`."""
+    """Leaf domains only: node names or ranges, or `{names, gpus}`. A range with a leading zero
+    is zero-padded to its width (`gpu-[001-128]` is gpu-001 ... gpu-128), one without is not
+    (`gpu-[1-128]` is gpu-1 ... gpu-128); bounds of different widths with a leading zero are
+    refused. Several brackets multiply (`rack[1-2]-node[01-16]`), commas list (`gpu-[1-4,7]`)."""
     domains: dict[DomainName, DomainConfig] = {}
     """Higher tiers only: the child domains, one tier lower."""
 

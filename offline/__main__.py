@@ -94,22 +94,49 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if report.errors else 0
 
 
+STACK_HELP = "stack name: the program reads Pulumi.<stack>.yaml next to Pulumi.yaml"
+CONFIG_FILE_HELP = (
+    "read the stack's config from this file instead of Pulumi.<stack>.yaml (e.g. a candidate config in a "
+    "pull request); the stack name still names the stack"
+)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m offline", description="Render, diff and check stacks offline.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    render = sub.add_parser("render", help="render a stack to manifests")
-    render.add_argument("--stack", required=True)
-    render.add_argument("--config-file")
-    render.add_argument("--out")
-    diff = sub.add_parser("diff", help="compare two renders, or a stack at a git revision with the working tree")
-    diff.add_argument("dirs", nargs="*")
-    diff.add_argument("--stack")
-    diff.add_argument("--base")
-    diff.add_argument("--config-file")
-    diff.add_argument("--out", help="keep the working-tree render here")
-    check = sub.add_parser("check", help="validate config, schemas and policies")
-    check.add_argument("--stack", required=True)
-    check.add_argument("--config-file")
+    parser = argparse.ArgumentParser(
+        prog="python -m offline",
+        description="Render, diff and check stacks of the program offline, under Pulumi's mock runtime: no cluster, "
+        "credentials or Pulumi CLI needed.",
+        epilog="Exit codes: 0 success (diff: no differences), 1 failure (diff: differences), "
+        "2 invalid config or usage.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="command")
+    render = sub.add_parser(
+        "render",
+        help="render a stack to manifests, Helm values, a summary, a topology picture and an images list",
+        description="Run the program for one stack and write what it would register.",
+    )
+    render.add_argument("--stack", required=True, help=STACK_HELP)
+    render.add_argument("--config-file", help=CONFIG_FILE_HELP)
+    render.add_argument("--out", help="directory to write (default: out/<stack>); files the render owns are replaced")
+    diff = sub.add_parser(
+        "diff",
+        help="compare two renders, or a stack at a git revision with the working tree",
+        description="Compare two render directories object by object (matched by URN), or render --stack at --base "
+        "and in the working tree and compare those. Replacements and provider changes are called out.",
+    )
+    diff.add_argument("dirs", nargs="*", metavar="DIR", help="two render directories: old, then new")
+    diff.add_argument("--stack", help=STACK_HELP + " (with --base)")
+    diff.add_argument("--base", help="git revision to compare the working tree with, e.g. origin/main")
+    diff.add_argument("--config-file", help=CONFIG_FILE_HELP + " (the working-tree side)")
+    diff.add_argument("--out", help="keep the working-tree render in this directory")
+    check = sub.add_parser(
+        "check",
+        help="validate config, schemas (Kubernetes and vendored CRDs), chart values and the policy pack",
+        description="Render the stack, then validate every object and both charts' values against the vendored "
+        "schemas and run the policy pack. Exit 1 on any error.",
+    )
+    check.add_argument("--stack", required=True, help=STACK_HELP)
+    check.add_argument("--config-file", help=CONFIG_FILE_HELP)
     args = parser.parse_args(argv)
     handler = {"render": cmd_render, "diff": cmd_diff, "check": cmd_check}[args.command]
     try:

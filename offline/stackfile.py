@@ -48,19 +48,29 @@ def _is_secure(value: object) -> bool:
     return isinstance(value, Mapping) and set(value) == {"secure"}
 
 
-def _decrypt_offline(value: Any) -> tuple[Any, bool]:
-    """Replace `secure:` leaves by the placeholder; report whether any were found."""
+def _decrypt_offline(value: Any, path: tuple[object, ...], problems: list[Problem]) -> tuple[Any, bool]:
+    """Replace `secure:` leaves by the placeholder; report whether any were found. A `secure`
+    value that is not ciphertext text is a problem (the CLI cannot decrypt it)."""
     if _is_secure(value):
+        if not isinstance(value["secure"], str) or not value["secure"]:
+            problems.append(
+                Problem(
+                    stack_key_path((*path, "secure")),
+                    "an encrypted value must be the ciphertext text `pulumi config set --secret` writes",
+                    "set it again with `pulumi config set --secret --path '<key>' <value>`",
+                    got=REDACTED,
+                )
+            )
         return SECRET_PLACEHOLDER, True
     if isinstance(value, Mapping):
         found = False
         out = {}
         for key, item in value.items():
-            out[key], secret = _decrypt_offline(item)
+            out[key], secret = _decrypt_offline(item, (*path, key), problems)
             found |= secret
         return out, found
     if isinstance(value, list):
-        items = [_decrypt_offline(item) for item in value]
+        items = [_decrypt_offline(item, (*path, index), problems) for index, item in enumerate(value)]
         return [i for i, _ in items], any(s for _, s in items)
     return value, False
 
@@ -132,7 +142,7 @@ def read_stack(project_dir: Path, stack: str, config_file: Path | None = None) -
             )
             continue
         written_as[full] = str(key)
-        plain, secret = _decrypt_offline(value)
+        plain, secret = _decrypt_offline(value, ("config", str(key)), problems)
         if secret:
             result.secret_keys.add(full)
         if namespace == PROJECT:

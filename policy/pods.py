@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.labels import ALLOW_UNCONFINED_ANNOTATION
+from config.platform_labels import ALLOW_UNCONFINED_ANNOTATION
 from config.upstream import GROUP_NAME_ANNOTATION, QUEUE_ANNOTATION
 
 __all__ = ["ALLOW_UNCONFINED_ANNOTATION", "GROUP_NAME_ANNOTATION", "QUEUE_ANNOTATION"]

@@ -44,8 +44,8 @@ def write_stack(path: Path, raw: dict[str, Any]) -> Path:
     return path
 
 
-def load(raw: dict[str, Any], stack: str = "test") -> config.PlatformSpec:
-    return config.load_raw(copy.deepcopy(raw), stack)
+def load(raw: dict[str, Any], stack: str = "test", encrypted: tuple[str, ...] | list[str] = ()) -> config.PlatformSpec:
+    return config.load_raw(copy.deepcopy(raw), stack, encrypted=encrypted)
 
 
 def problems_of(raw: dict[str, Any]) -> list[config.Problem]:

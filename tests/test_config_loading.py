@@ -307,3 +307,43 @@ def test_a_bad_model_default_is_reported_once_where_it_was_written() -> None:
     assert [p.path for p in problems] == ["modelDefaults.port"]
     own = problems_of(mutate(SEED, _set(["models", DEPLOY_MODEL, "port"], "8080")))
     assert [p.path for p in own] == [f"models.{DEPLOY_MODEL}.port"]
+
+
+def test_model_defaults_join_tolerations_pull_secrets_and_networks() -> None:
+    raw = copy.deepcopy(SEED)
+    raw["modelDefaults"]["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    raw["modelDefaults"]["networks"] = [{"name": "compute-a-net01", "namespace": "nad"}]
+    model = raw["models"][DEPLOY_MODEL]
+    model["tolerations"] = [{"key": "tenant-a", "operator": "Exists"}]
+    model["networks"] = [{"name": "compute-a-net01", "namespace": "nad", "interface": "net1"}]
+    model["imagePullSecrets"] = ["mars-registry"]
+    raw["modelDefaults"]["engine"]["extraArgs"] = ["--max-num-seqs=8"]
+    model.setdefault("engine", {})["extraArgs"] = ["--seed=1"]
+    cfg = load(raw).models[DEPLOY_MODEL].config
+    assert [t.key for t in cfg.tolerations] == ["gpu", "tenant-a"]  # joined
+    assert [(n.name, n.interface) for n in cfg.networks] == [("compute-a-net01", "net1")]  # the model's wins
+    assert cfg.image_pull_secrets == ("mars-registry",)  # the same registry once
+    assert cfg.engine.extra_args == ("--seed=1",)  # other lists are replaced
+
+
+def test_problems_with_inherited_values_are_reported_once_at_model_defaults() -> None:
+    raw = mutate(SEED, _set(["modelDefaults", "image"], "10.8.17.100:60066/mars/vllm-mars:latest"))
+    problems = [p for p in problems_of(raw) if p.path.endswith("image")]
+    assert [p.path for p in problems] == ["modelDefaults.image"]
+    assert "inherited by qwen2-72b-tenanta, qwen8b-preemptor" in problems[0].message
+    own = mutate(raw, _set(["models", DEPLOY_MODEL, "image"], "10.8.17.100:60066/mars/vllm-mars:nightly"))
+    assert sorted(p.path for p in problems_of(own) if p.path.endswith("image")) == ["modelDefaults.image"]
+
+
+def test_a_kubeconfig_with_credentials_must_be_encrypted() -> None:
+    kubeconfig = "users:\n- name: a\n  user:\n    token: abcdef0123456789\n"
+    raw = mutate(SEED, _set(["cluster", "kubeconfig"], kubeconfig))
+    assert "cluster.kubeconfig" in [p.path for p in problems_of(raw)]
+    assert load(raw, encrypted=["cluster"]).config.cluster.kubeconfig is not None
+    path_only = mutate(SEED, _set(["cluster", "kubeconfig"], "/etc/platform/kubeconfig-aicloud-a"))
+    assert load(path_only).config.cluster.kubeconfig is not None
+
+
+def test_oversized_annotations_are_refused() -> None:
+    raw = mutate(SEED, _set(["models", DEPLOY_MODEL, "annotations"], {"example.com/blob": "x" * (256 * 1024)}))
+    assert f"models.{DEPLOY_MODEL}.annotations" in [p.path for p in problems_of(raw)]

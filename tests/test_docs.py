@@ -13,6 +13,8 @@ README = (PROJECT_DIR / "README.md").read_text()
 def test_readme_counts_match_the_project() -> None:
     corpus = len(list((PROJECT_DIR / "tests" / "bad_configs").glob("*.yaml")))
     assert f"holds **{corpus}** invalid stack files" in README
+    risky = len(list((PROJECT_DIR / "tests" / "risky_configs").glob("*.yaml")))
+    assert f"holds **{risky}** valid but dangerous stack files" in README
     assert f"(`policy/`, **{len(POLICIES)}** rules)" in README
 
 

@@ -74,3 +74,10 @@ def test_values_keys_exist_in_the_upstream_chart() -> None:
 def test_spec_reports_whether_lws_is_installed() -> None:
     assert load(SEED).lws_install is True
     assert load(stack_raw("dev")).lws_install is False
+
+
+def test_the_list_of_generated_values_is_what_the_program_generates() -> None:
+    from config.install_rules import GENERATED_LWS_VALUES
+
+    values = lws_values(_stack(imageRepository="m/lws", imagePullSecret="r", gangScheduling=True))
+    assert set(values) == set(GENERATED_LWS_VALUES)

@@ -109,7 +109,8 @@ def test_queue_parents_must_form_a_tree() -> None:
 
 def test_guarantees_cannot_exceed_the_gpu_inventory() -> None:
     raw = mutate(SEED, _queue(guarantee={GPU: 1000}, deserved={GPU: 1000}))
-    assert "adds up to 1128, but the topology has 1024 GPUs" in _problem(raw, "tenants")
+    message = _problem(raw, f"tenants.tenantb.queue.guarantee[{GPU}]")  # the largest share
+    assert "adds up to 1128 (tenanta 128, tenantb 1000), but the topology has 1024 GPUs" in message
 
 
 def test_models_run_only_in_leaf_queues_when_hierarchical() -> None:
@@ -122,7 +123,7 @@ def test_models_run_only_in_leaf_queues_when_hierarchical() -> None:
 @pytest.mark.parametrize("namespace", ["kube-system", "volcano-system", "default"])
 def test_system_namespaces_are_not_tenant_namespaces(namespace: str) -> None:
     raw = mutate(SEED, lambda r: r["tenants"]["tenantb"].update(namespaces=[namespace]))
-    assert "reserved for the system" in _problem(raw, "tenants.tenantb.namespaces[0]")
+    assert "belongs to the cluster or the platform itself" in _problem(raw, "tenants.tenantb.namespaces[0]")
 
 
 def test_tenant_defaults() -> None:

@@ -313,3 +313,20 @@ def test_action_configurations_must_name_actions_that_run() -> None:
     assert "volcano.scheduler.configurations[0].name" in paths_of(unknown)
     idle = load(mutate(DEV, _scheduler(configurations=[{"name": "gangpreempt", "arguments": {"maxDomains": 4}}])))
     assert [w.path for w in idle.warnings] == ["volcano.scheduler.configurations[0].name"]
+
+
+def test_the_list_of_generated_values_is_what_the_program_generates() -> None:
+    """`volcano.values` may not override these; the list must name every key the program writes."""
+    from config.install_rules import GENERATED_VOLCANO_VALUES
+
+    raw = mutate(
+        SEED,
+        lambda r: r["volcano"].update(
+            imageTag="v1.15.1",
+            resources={c: {"requests": {"cpu": 1}} for c in ("scheduler", "controller", "admission")},
+            nodeSelector={"a": "b"},
+            tolerations=[{"key": "k", "operator": "Exists"}],
+        ),
+    )
+    values = volcano_values(load(raw))
+    assert {s: set(values[s]) for s in ("basic", "custom")} == {s: set(k) for s, k in GENERATED_VOLCANO_VALUES.items()}

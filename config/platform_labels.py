@@ -1,10 +1,14 @@
-"""Labels the platform puts on what it creates, so operators can select and audit them."""
+"""Labels and annotations the platform puts on what it creates, so operators can select and audit
+them. They live with the config because the checks refuse user labels and annotations that would
+collide with them."""
 
 from __future__ import annotations
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "volcano-platform"}
 TENANT_LABEL = "volcano-platform.io/tenant"
 MODEL_LABEL = "volcano-platform.io/model"
+ROLE_LABEL = "volcano-platform.io/role"
+"""`leader` or `worker` on the pods of a LeaderWorkerSet."""
 # Marks a workload whose stack config asked for seccomp Unconfined; the policy pack accepts it.
 ALLOW_UNCONFINED_ANNOTATION = "volcano-platform.io/allow-unconfined-seccomp"
 
@@ -24,3 +28,8 @@ def model_labels(model: str, tenant: str) -> dict[str, str]:
 def model_selector(model: str) -> dict[str, str]:
     """Immutable Deployment selector: stable across every other change to the model."""
     return {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": model}
+
+
+def platform_label_keys() -> set[str]:
+    """Every label key the platform sets on a model's workload and pods."""
+    return {*model_labels("m", "t"), ROLE_LABEL}
