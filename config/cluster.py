@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 
 from config.base import ConfigModel, invalid
-from config.names import ChartRepository, RegistryHost, ResourceName
+from config.names import ChartRepository, ExtendedResourceName, RegistryHost
 from config.quantity import Quantity
 
 VendorName = Literal["nvidia", "amd", "ascend", "metax", "other"]
@@ -76,7 +76,7 @@ class ClusterConfig(ConfigModel):
     context: str | None = None
     """Kubeconfig context to use. Default: the kubeconfig's current context."""
 
-    gpu_resource: ResourceName = "nvidia.com/gpu"
+    gpu_resource: ExtendedResourceName = "nvidia.com/gpu"
     """Extended resource name of the cluster's accelerators (`nvidia.com/gpu`, `amd.com/gpu`,
     `huawei.com/Ascend910`, a vendor name such as `mars-tech.com/gpu`). Models, quotas and the
     scheduler's binpacking default to it."""
@@ -87,7 +87,7 @@ class ClusterConfig(ConfigModel):
     kubernetes_version: Annotated[str, Field(pattern=r"^1\.\d+$")] = "1.33"
     """Kubernetes minor version (`1.33`) whose API schemas `offline check` validates against."""
 
-    extended_resources: tuple[ResourceName, ...] = ()
+    extended_resources: tuple[ExtendedResourceName, ...] = ()
     """Further extended resources the nodes offer (RDMA devices, MIG slices...). Queues and models
     may name only these, the accelerator (`gpuResource`), `cpu`, `memory`, `pods`,
     `ephemeral-storage` and `hugepages-<size>`: a quota on a name no node offers limits nothing."""

@@ -105,11 +105,38 @@ MERGED_LISTS: dict[str, Callable[[Any], str]] = {
 }
 
 
+# Keys of `source` and of a volume that name mutually exclusive kinds: a model that picks one drops
+# the default's other kinds instead of combining both (a hub source under a default NFS source).
+EXCLUSIVE_KINDS = ("nfs", "pvc", "hostPath", "hub", "configMap")
+
+
+def _drop_other_kinds(default: Any, own: Any) -> Any:
+    if not isinstance(default, Mapping) or not isinstance(own, Mapping):
+        return default
+    chosen = [kind for kind in EXCLUSIVE_KINDS if kind in own]
+    if not chosen:
+        return default
+    # `model` is a directory of a volume source; a hub source names its model by id.
+    dropped = {*EXCLUSIVE_KINDS, "model"} if "hub" in chosen else set(EXCLUSIVE_KINDS)
+    return {key: value for key, value in default.items() if key not in dropped or key in chosen}
+
+
+def _without_replaced_kinds(defaults: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(defaults)
+    if "source" in out and "source" in model:
+        out["source"] = _drop_other_kinds(out["source"], model["source"])
+    volumes, own_volumes = out.get("volumes"), model.get("volumes")
+    if isinstance(volumes, Mapping) and isinstance(own_volumes, Mapping):
+        out["volumes"] = {name: _drop_other_kinds(v, own_volumes.get(name)) for name, v in volumes.items()}
+    return out
+
+
 def merge_model(defaults: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
     """`modelDefaults` under one model: mappings (env, labels, resources...) merge key by key,
     `tolerations`, `imagePullSecrets` and `networks` are joined (the model's entry wins for the same
-    toleration, registry or network name), every other list and value is replaced."""
-    merged = deep_merge(defaults, model)
+    toleration, registry or network name), every other list and value is replaced. A model that
+    chooses a source or volume kind (`hub`, `nfs`...) replaces the default's kind."""
+    merged = deep_merge(_without_replaced_kinds(defaults, model), model)
     for key, identity in MERGED_LISTS.items():
         base, own = defaults.get(key), model.get(key)
         if isinstance(base, list) and isinstance(own, list):
@@ -208,9 +235,15 @@ def relocate_inherited(problems: list[Problem], models: Any, defaults: Any) -> l
     moved: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
     for problem in problems:
         parts = split_path(problem.path)
-        if len(parts) > 2 and parts[0] == "models" and parts[1] in models:
+        if len(parts) > 2 and parts[0] == "models" and isinstance(models.get(parts[1]), Mapping):
             rest = [int(p) if p.isdigit() else p for p in parts[2:]]
-            if not _has(models[parts[1]], tuple(rest)) and _has(defaults, tuple(rest)):
+            written = _joined_entry(models[parts[1]], defaults, rest)
+            if written is not None:
+                where, rest = written
+                if where == "model":
+                    out.append(dataclasses.replace(problem, path=join_path("models", parts[1], *rest)))
+                    continue
+            if written is not None or (not _has(models[parts[1]], tuple(rest)) and _has(defaults, tuple(rest))):
                 path = join_path("modelDefaults", *rest)
                 message = problem.message.replace(f"`{parts[1]}`", "the model")
                 key = (path, message, problem.severity)
@@ -226,6 +259,28 @@ def relocate_inherited(problems: list[Problem], models: Any, defaults: Any) -> l
             problem = out[index]
             out[index] = dataclasses.replace(problem, message=f"{problem.message} (inherited by {', '.join(names)})")
     return out
+
+
+def _joined_entry(
+    model: Mapping[str, Any], defaults: Mapping[str, Any], rest: list[Any]
+) -> tuple[str, list[Any]] | None:
+    """For a path into a joined list (`tolerations[3]`), where its entry was written: ("model" or
+    "defaults", the path with the index in that list)."""
+    if len(rest) < 2 or rest[0] not in MERGED_LISTS or not isinstance(rest[1], int):
+        return None
+    key, index = rest[0], rest[1]
+    merged = merge_model(defaults, model).get(key)
+    if not isinstance(merged, list) or index >= len(merged):
+        return None
+    identity = MERGED_LISTS[key]
+    wanted = identity(merged[index])
+    for where, source in (("model", model), ("defaults", defaults)):
+        entries = source.get(key)
+        if isinstance(entries, list):
+            for position, entry in enumerate(entries):
+                if identity(entry) == wanted:
+                    return where, [key, position, *rest[2:]]
+    return None
 
 
 def _config_keys() -> set[str]:

@@ -16,11 +16,11 @@ from config.names import (
     DnsLabel,
     DnsSubdomain,
     EnvName,
+    ExtendedResourceName,
     ImageReference,
     LabelKey,
     LabelValue,
     RegistryHost,
-    ResourceName,
     dns_1035_problem,
 )
 from config.quantity import Quantity
@@ -82,9 +82,19 @@ class ModelSource(ConfigModel):
             raise invalid(
                 "`model` is required with a volume source", "set `model` to the model's directory under `mountPath`"
             )
-        if not self.mount_path.startswith("/"):
-            raise invalid(f"mountPath `{self.mount_path}` is not absolute", "use an absolute path such as `/models`")
+        if self.hub is not None and self.model:
+            raise invalid(
+                "`model` names a directory of a volume source; a hub source is the model `hub.id`",
+                "remove `model`, or choose a volume source (nfs, pvc, hostPath)",
+            )
         return self
+
+    @field_validator("mount_path")
+    @classmethod
+    def _absolute_mount(cls, value: str) -> str:
+        if problem := path_problem(value):
+            raise invalid(f"mountPath `{value}` {problem}", "use an absolute path such as `/models`")
+        return value
 
     @property
     def model_path(self) -> str:
@@ -133,13 +143,13 @@ class ModelResources(ConfigModel):
 
     gpus: Annotated[int, Field(ge=0, le=64)] = 1
     """GPUs per pod (per node for multi-node models)."""
-    gpu_resource: ResourceName | None = None
+    gpu_resource: ExtendedResourceName | None = None
     """GPU resource name. Default: `cluster.gpuResource`."""
     cpu: Quantity
     """CPU per pod, e.g. `12`."""
     memory: Quantity
     """Memory per pod, e.g. `64Gi`."""
-    devices: dict[ResourceName, Annotated[int, Field(ge=1)]] = {}
+    devices: dict[ExtendedResourceName, Annotated[int, Field(ge=1)]] = {}
     """Further device resources per pod, e.g. RDMA `{rdma/hca_cpta: 1}`."""
 
 

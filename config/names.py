@@ -148,6 +148,27 @@ ResourceName = Annotated[
     str,
     AfterValidator(_checked(qualified_name_problem, "resource name", "use a name such as `cpu` or `nvidia.com/gpu`")),
 ]
+
+
+def extended_resource_problem(value: str) -> str | None:
+    """Extended resources are domain-qualified (`vendor.com/name`) outside `kubernetes.io`."""
+    if "/" not in value:
+        return "has no domain; device plugins advertise extended resources as `<domain>/<name>`"
+    if value.split("/", 1)[0].endswith("kubernetes.io"):
+        return "is in the `kubernetes.io` domain, which extended resources may not use"
+    return qualified_name_problem(value)
+
+
+ExtendedResourceName = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            extended_resource_problem,
+            "resource name",
+            "use the name the device plugin advertises, e.g. `nvidia.com/gpu` or `rdma/hca_shared_devices_a`",
+        )
+    ),
+]
 EnvName = Annotated[
     str,
     AfterValidator(_checked(env_name_problem, "variable name", "use a name such as `NCCL_SOCKET_IFNAME`")),

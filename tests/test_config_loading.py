@@ -347,3 +347,10 @@ def test_a_kubeconfig_with_credentials_must_be_encrypted() -> None:
 def test_oversized_annotations_are_refused() -> None:
     raw = mutate(SEED, _set(["models", DEPLOY_MODEL, "annotations"], {"example.com/blob": "x" * (256 * 1024)}))
     assert f"models.{DEPLOY_MODEL}.annotations" in [p.path for p in problems_of(raw)]
+
+
+def test_a_model_choosing_another_source_kind_replaces_the_defaults_kind() -> None:
+    raw = mutate(SEED, _set(["models", DEPLOY_MODEL, "source"], {"hub": {"id": "Qwen/Qwen3-8B"}}))
+    source = load(raw).models[DEPLOY_MODEL].config.source
+    assert source.hub is not None and source.nfs is None and source.model is None
+    assert source.model_path == "Qwen/Qwen3-8B"
