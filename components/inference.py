@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kubernetes_objects import custom_resource
+from components.kubernetes_objects import adopted, custom_resource
 from components.workloads import (
     deployment_manifest,
     leaderworkerset_manifest,
@@ -35,12 +34,18 @@ class ModelDependencies:
         return [self.namespace, self.queue, self.priority_class, *self.secrets]
 
 
-def _service(name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
+def _service(name: str, model: ModelSpec, opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
+    manifest = service_manifest(model)
     return k8s.core.v1.Service(
         f"{name}-service",
         metadata=manifest["metadata"],
         spec=manifest["spec"],
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(delete_before_replace=True)),
+        opts=pulumi.ResourceOptions.merge(
+            opts,
+            pulumi.ResourceOptions.merge(
+                pulumi.ResourceOptions(delete_before_replace=True), adopted("service" in model.config.adopt, manifest)
+            ),
+        ),
     )
 
 
@@ -74,12 +79,15 @@ class SingleNodeModel(pulumi.ComponentResource):
             # weights outlasts the provider's 10-minute wait, so the wait follows the load budget.
             opts=pulumi.ResourceOptions.merge(
                 child,
-                pulumi.ResourceOptions(
-                    delete_before_replace=True, custom_timeouts=pulumi.CustomTimeouts(create=create, update=update)
+                pulumi.ResourceOptions.merge(
+                    pulumi.ResourceOptions(
+                        delete_before_replace=True, custom_timeouts=pulumi.CustomTimeouts(create=create, update=update)
+                    ),
+                    adopted("workload" in model.config.adopt, manifest),
                 ),
             ),
         )
-        service = _service(name, service_manifest(model), child)
+        service = _service(name, model, child)
         self.register_outputs({"service": service.metadata["name"]})
 
 
@@ -96,17 +104,28 @@ class MultiNodeModel(pulumi.ComponentResource):
             depends.append(deps.lws)
         child = pulumi.ResourceOptions(parent=self, depends_on=depends)
         if model.has_pod_group:
+            group = podgroup_manifest(model)
             pod_group = custom_resource(
                 f"{name}-podgroup",
-                podgroup_manifest(model),
-                pulumi.ResourceOptions(parent=self, depends_on=deps.resources(), delete_before_replace=True),
+                group,
+                pulumi.ResourceOptions.merge(
+                    pulumi.ResourceOptions(parent=self, depends_on=deps.resources(), delete_before_replace=True),
+                    adopted("podGroup" in model.config.adopt, group),
+                ),
             )
             # Pods must find their PodGroup when they are created.
             child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[pod_group]))
+        workload = leaderworkerset_manifest(model)
         custom_resource(
             f"{name}-lws",
-            leaderworkerset_manifest(model),
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
+            workload,
+            pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions.merge(
+                    pulumi.ResourceOptions(delete_before_replace=True),
+                    adopted("workload" in model.config.adopt, workload),
+                ),
+            ),
         )
-        service = _service(name, service_manifest(model), child)
+        service = _service(name, model, child)
         self.register_outputs({"service": service.metadata["name"]})

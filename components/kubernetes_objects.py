@@ -34,15 +34,19 @@ def installed_chart(
     protect: bool,
     parent: pulumi.Resource,
     pull_secret: Callable[[str, pulumi.ResourceOptions], pulumi.Resource] | None,
+    adopt: bool,
     **chart: Any,
 ) -> k8s.helm.v3.Release:
     """A platform component's namespace, the pull Secret of its images (made by `pull_secret`,
     if any) and its Helm release, from a chart repository or an OCI reference. `protect` guards
-    the namespace too: deleting it would take the release's objects with it."""
+    the namespace too: deleting it would take the release's objects with it. `adopt` takes over a
+    release (and namespace) installed by hand."""
     created = k8s.core.v1.Namespace(
         f"{prefix}-namespace",
         metadata={"name": namespace, "labels": dict(MANAGED_BY)},
-        opts=pulumi.ResourceOptions(parent=parent, protect=protect),
+        opts=pulumi.ResourceOptions.merge(
+            pulumi.ResourceOptions(parent=parent, protect=protect), adopted(adopt, {"metadata": {"name": namespace}})
+        ),
     )
     depends: list[pulumi.Resource] = [created]
     if pull_secret is not None:
@@ -57,6 +61,19 @@ def installed_chart(
         chart=source.chart,
         namespace=namespace,
         max_history=10,
-        opts=pulumi.ResourceOptions(parent=parent, protect=protect, depends_on=depends),
+        opts=pulumi.ResourceOptions.merge(
+            pulumi.ResourceOptions(parent=parent, protect=protect, depends_on=depends),
+            adopted(adopt, {"metadata": {"name": release, "namespace": namespace}}),
+        ),
         **chart,
     )
+
+
+def adopted(adopt: bool, manifest: dict[str, Any]) -> pulumi.ResourceOptions:
+    """`import_` of an object the stack takes over (its ID: `<namespace>/<name>` or `<name>`).
+    Left in place after the import, it is ignored: the object is then in the stack's state."""
+    if not adopt:
+        return pulumi.ResourceOptions()
+    metadata = manifest["metadata"]
+    namespace = metadata.get("namespace")
+    return pulumi.ResourceOptions(import_=f"{namespace}/{metadata['name']}" if namespace else metadata["name"])

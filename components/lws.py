@@ -49,6 +49,7 @@ class LwsInstall(pulumi.ComponentResource):
             config.lws.protect,
             self,
             platform_pull_secret(spec, lws_pull_secret(config), LWS_NAMESPACE),
+            config.lws.adopt,
             version=config.lws.version,
             values=lws_values(config),
             timeout=600,

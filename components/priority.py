@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kubernetes_objects import adopted
 from config.platform_labels import MANAGED_BY
 from config.priority import PriorityClassConfig
 
@@ -32,10 +33,13 @@ class PriorityClasses(pulumi.ComponentResource):
                 description=config.description or None,
                 # `value` and `preemptionPolicy` are immutable; the name is a contract, so the
                 # old class must go before the new one can take it.
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    replace_on_changes=["value", "preemptionPolicy"],
-                    delete_before_replace=True,
+                opts=pulumi.ResourceOptions.merge(
+                    pulumi.ResourceOptions(
+                        parent=self,
+                        replace_on_changes=["value", "preemptionPolicy"],
+                        delete_before_replace=True,
+                    ),
+                    adopted(config.adopt, {"metadata": {"name": class_name}}),
                 ),
             )
         self.register_outputs({"classes": list(self.classes)})

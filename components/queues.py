@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kubernetes_objects import custom_resource
+from components.kubernetes_objects import adopted, custom_resource
 from config.platform_labels import MANAGED_BY, TENANT_LABEL
 from config.spec import PlatformSpec, TenantSpec
 from config.tenants import DefaultQueuePatch
@@ -84,7 +84,10 @@ class TenantQueues(pulumi.ComponentResource):
                         "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
                     },
                     # Kept by default: a namespace holds things the stack does not manage.
-                    opts=pulumi.ResourceOptions(parent=self, retain_on_delete=tenant.config.retain_namespaces),
+                    opts=pulumi.ResourceOptions.merge(
+                        pulumi.ResourceOptions(parent=self, retain_on_delete=tenant.config.retain_namespaces),
+                        adopted("namespaces" in tenant.config.adopt, {"metadata": {"name": namespace}}),
+                    ),
                 )
             manifest = queue_manifest(tenant)
             depends: list[pulumi.Resource] = [volcano]
@@ -93,7 +96,10 @@ class TenantQueues(pulumi.ComponentResource):
             self.queues[tenant.name] = custom_resource(
                 f"{name}-queue-{tenant.name}",
                 manifest,
-                pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
+                pulumi.ResourceOptions.merge(
+                    pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
+                    adopted("queue" in tenant.config.adopt, manifest),
+                ),
             )
         if spec.config.default_queue is not None:
             # The scheduler created `default` and owns its `weight` and `reclaimable` under

@@ -36,6 +36,7 @@ class VolcanoInstall(pulumi.ComponentResource):
             volcano.protect,
             self,
             platform_pull_secret(spec, volcano_pull_secret(spec.config), VOLCANO_NAMESPACE),
+            volcano.adopt,
             version=volcano.version,
             values=volcano_values(spec),
             # The admission init Job must finish before Queues can be created.

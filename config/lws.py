@@ -25,6 +25,10 @@ class LwsConfig(ConfigModel):
     """LWS chart version (quote it)."""
     protect: bool = False
     """Protect the release from deletion (its CRD would take every LeaderWorkerSet with it)."""
+    adopt: bool = False
+    """LWS was installed by hand as release `lws` in `lws-system`: take over that release and its
+    namespace. `pulumi up` imports the release and upgrades it in place to this stack's chart
+    version and values (`helm/lws.yaml`)."""
     replicas: Annotated[int, Field(ge=1, le=5)] = 1
     """Controller replicas."""
     image_repository: str | None = None

@@ -337,6 +337,12 @@ class ModelConfig(ConfigModel):
     """Node selector of the pods (e.g. a GPU model label)."""
     tolerations: tuple[Toleration, ...] = ()
     """Tolerations of the pods (e.g. for tainted GPU nodes)."""
+    adopt: tuple[Literal["workload", "service", "podGroup"], ...] = ()
+    """Objects of this model that already exist (made by hand) and that the stack takes over
+    instead of creating: `workload` (its Deployment or LeaderWorkerSet), `service`, `podGroup`.
+    `pulumi up` imports them and updates what differs in place; fields that cannot change (a
+    Deployment's selector) must already match, or the object must be recreated (`preflight`
+    lists both)."""
     labels: dict[LabelKey, LabelValue] = {}
     """Extra labels on the workload and its pods."""
     annotations: dict[LabelKey, str] = {}

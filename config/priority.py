@@ -21,6 +21,10 @@ class PriorityClassConfig(ConfigModel):
     """Use this class for pods that name none (at most one class)."""
     description: str = ""
     """Shown by `kubectl get priorityclass`."""
+    adopt: bool = False
+    """The class already exists (made by hand) and the stack takes it over instead of creating
+    it. Its `value` and `preemptionPolicy` cannot change and must already match; `pulumi up`
+    updates the description and labels in place (`preflight` shows the differences)."""
 
 
 DEFAULT_PRIORITY_CLASSES: dict[str, PriorityClassConfig] = {

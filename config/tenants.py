@@ -47,6 +47,11 @@ class TenantConfig(ConfigModel):
     """The tenant's Volcano queue."""
     labels: dict[LabelKey, LabelValue] = {}
     """Extra labels on the tenant's namespaces."""
+    adopt: tuple[Literal["namespaces", "queue"], ...] = ()
+    """Objects that already exist (made by hand, e.g. with kubectl) and that the stack takes over
+    instead of creating: `namespaces`, `queue`. `pulumi up` imports them, then updates in place
+    the fields that differ from what the stack sets (`preflight` lists them); nothing is
+    recreated."""
     retain_namespaces: bool = True
     """Keep the namespaces on the cluster when the tenant (or one of its namespaces) is removed
     from the stack: they hold workloads, volumes and secrets the stack does not manage. `false`

@@ -183,6 +183,11 @@ class VolcanoConfig(ConfigModel):
     protect: bool = False
     """Protect the release (and its namespace) from deletion. Uninstalling Volcano deletes its
     CRDs and with them every Queue, PodGroup and HyperNode."""
+    adopt: bool = False
+    """Volcano was installed by hand (`helm install volcano ... -n volcano-system`): take over
+    that release and its namespace instead of installing anew, which would collide with it and,
+    if it were uninstalled, delete every Queue and PodGroup. `pulumi up` imports the release and
+    upgrades it in place to this stack's chart version and values (`helm/volcano.yaml`)."""
     image_registry: RegistryHost | None = None
     """Registry the Volcano images are pulled from (host[:port][/path], no scheme). Default:
     `cluster.mirror.registry`, else the chart's (`docker.io`)."""

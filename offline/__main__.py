@@ -4,6 +4,8 @@
   python -m offline diff <old-dir> <new-dir>
   python -m offline diff --stack <name> --base <git-rev> [--out <dir>]
   python -m offline check --stack <name> [--config-file <path>]
+  python -m offline preflight --stack <name> [--from <file>] [--json]      (reads a live cluster)
+  python -m offline import-topology --tiers <leaf,spine> [--from <file>]   (reads a live cluster)
 
 Exit codes: 0 success (diff: no differences), 1 failure (diff: differences), 2 invalid config
 or usage.
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from config import ConfigError
+from live.cli import add_commands
 from offline.engine import ProgramError
 from offline.stackfile import StackFileError
 
@@ -105,9 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m offline",
         description="Render, diff and check stacks of the program offline, under Pulumi's mock runtime: no cluster, "
-        "credentials or Pulumi CLI needed.",
+        "credentials or Pulumi CLI needed. `preflight` and `import-topology` (also `python -m live`) read a live "
+        "cluster, with GET and LIST only, or a recorded dump.",
         epilog="Exit codes: 0 success (diff: no differences), 1 failure (diff: differences), "
-        "2 invalid config or usage.",
+        "2 invalid config or usage (preflight: 0 nothing found, 1 findings, 2 invalid config or input).",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="command")
     render = sub.add_parser(
@@ -137,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     check.add_argument("--stack", required=True, help=STACK_HELP)
     check.add_argument("--config-file", help=CONFIG_FILE_HELP)
+    add_commands(sub, STACK_HELP, CONFIG_FILE_HELP)
     args = parser.parse_args(argv)
-    handler = {"render": cmd_render, "diff": cmd_diff, "check": cmd_check}[args.command]
+    handler = (
+        getattr(args, "handler", None) or {"render": cmd_render, "diff": cmd_diff, "check": cmd_check}[args.command]
+    )
     try:
         return handler(args)
     except ConfigError as error:

@@ -25,7 +25,7 @@ IMMUTABLE_FIELDS: dict[str, tuple[str, ...]] = {
     "Service": ("spec.clusterIP",),
     "Secret": ("type",),
     "PersistentVolumeClaim": ("spec",),
-    "PriorityClass": ("value",),
+    "PriorityClass": ("value", "preemptionPolicy"),
 }
 
 
@@ -42,6 +42,8 @@ class Entry:
 @dataclass
 class DiffResult:
     added: list[str] = field(default_factory=list)
+    imported: list[str] = field(default_factory=list)
+    """Added to the stack by taking over an existing object (`adopt`), not by creating it."""
     changed: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
     removed: list[tuple[str, str]] = field(default_factory=list)
@@ -50,7 +52,9 @@ class DiffResult:
 
     @property
     def empty(self) -> bool:
-        return not (self.added or self.changed or self.replaced or self.removed or self.provider_replaced)
+        return not (
+            self.added or self.imported or self.changed or self.replaced or self.removed or self.provider_replaced
+        )
 
 
 # Provider inputs that give it a new identity: pulumi-kubernetes replaces the provider, and every
@@ -151,7 +155,7 @@ def compare(
     for urn in sorted(set(old) | set(new), key=lambda u: (new.get(u) or old[u]).file or u):
         before, after = old.get(urn), new.get(urn)
         if before is None and after is not None:
-            result.added.append(after.file or urn)
+            (result.imported if after.options.get("import") else result.added).append(after.file or urn)
             hunks += _unified(None, after)
         elif after is None and before is not None:
             kept = " (kept on the cluster: retainOnDelete)" if before.options.get("retainOnDelete") else ""
@@ -197,8 +201,13 @@ def summary_lines(result: DiffResult, title: str = "") -> list[str]:
         f"{len(result.added)} added, {len(result.changed)} changed, "
         f"{len(result.replaced)} replaced, {len(result.removed)} removed"
     )
+    if result.imported:
+        counts += f", {len(result.imported)} imported"
     lines.append(counts if not result.empty else "no changes")
     lines += [f"  + {f}" for f in result.added]
+    lines += [
+        f"  = {f}: imported (an existing object the stack takes over, then updates in place)" for f in result.imported
+    ]
     lines += [f"  ~ {f}" for f in result.changed]
     lines += [f"  +- {f}: replaced, {why}" for f, why in result.replaced]
     lines += [f"  - {f}{kept}" for f, kept in result.removed]

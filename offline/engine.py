@@ -41,6 +41,8 @@ class Registration:
     dependencies: list[str] = field(default_factory=list)
     provider: str = ""
     custom_timeouts: dict[str, str] = field(default_factory=dict)
+    import_id: str = ""
+    """ID of an existing object the resource takes over (`import_`)."""
     aliases: list[str] = field(default_factory=list)
     """Earlier identities the program declares, e.g. `type=<old type>` (the engine applies them to
     the children too). pulumi-kubernetes' own aliases to older API versions are left out."""
@@ -123,6 +125,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 replace_on_changes=list(request.replaceOnChanges),
                 dependencies=sorted(set(request.dependencies)),
                 provider=request.provider,
+                import_id=request.importId,
                 aliases=[a for a in map(_describe_alias, request.aliases) if not a.startswith("type=kubernetes:")],
                 custom_timeouts={
                     key: value

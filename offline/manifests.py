@@ -115,6 +115,7 @@ def _index_entry(reg: Registration, file: str | None) -> dict[str, Any]:
         ("dependsOn", reg.dependencies),
         ("customTimeouts", reg.custom_timeouts),
         ("aliases", reg.aliases),
+        ("import", reg.import_id),
     ):
         if value:
             entry[key] = value

@@ -159,6 +159,18 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         )
         lines.append("")
 
+    imports = [entry for entry in rendered.index if entry.get("import")]
+    if imports:
+        lines += [
+            "## Adopted objects",
+            "",
+            "Existing objects the stack takes over instead of creating (`adopt`); `python -m offline preflight` "
+            "shows what `pulumi up` will update in each after importing it:",
+            "",
+        ]
+        lines += [f"- `{entry['import']}` ({entry['type'].rsplit(':', 1)[-1]}): {entry['file']}" for entry in imports]
+        lines.append("")
+
     lines += ["## Images", "", "Every image the stack pulls is listed in [images.txt](images.txt), for mirroring:", ""]
     lines += [f"- `{image}`" for image in stack_images(spec)]
     lines.append("")

@@ -105,11 +105,16 @@ def test_diff_reports_replacements_and_exit_codes(tmp_path: Path, render_raw: An
     assert main(["diff", str(tmp_path / "old"), str(tmp_path / "missing")]) == 2
 
 
-def test_diff_flags_immutable_field_changes_as_replacements(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("value: 10000", "value: 20000"), ("preemptionPolicy: PreemptLowerPriority", "preemptionPolicy: Never")],
+)
+def test_diff_flags_immutable_field_changes_as_replacements(tmp_path: Path, before: str, after: str) -> None:
     write_render(render_stack(PROJECT_DIR, "dev"), tmp_path / "old")
     shutil.copytree(tmp_path / "old", tmp_path / "new")
     path = tmp_path / "new" / "manifests" / "PriorityClass.p2-normal.yaml"
-    path.write_text(path.read_text().replace("value: 10000", "value: 20000"))
+    assert before in path.read_text()
+    path.write_text(path.read_text().replace(before, after))
     result, _ = diff_dirs(tmp_path / "old", tmp_path / "new")
     assert [f for f, _ in result.replaced] == ["manifests/PriorityClass.p2-normal.yaml"]
 

@@ -14,7 +14,7 @@ for file in Pulumi.*.yaml; do
   stack="${file#Pulumi.}"; stack="${stack%.yaml}"
   # `make diff` exits non-zero when the stack changes, so success is read from its summary line.
   output="$(make -s --no-print-directory diff STACK="$stack" BASE="$base" 2>&1 | grep -v '^make: \*\*\*' || true)"
-  status="$(printf '%s\n' "$output" | grep -Em1 '^(no changes|[0-9]+ added, [0-9]+ changed, [0-9]+ replaced, [0-9]+ removed)$' || true)"
+  status="$(printf '%s\n' "$output" | grep -Em1 '^(no changes|[0-9]+ added, [0-9]+ changed, [0-9]+ replaced, [0-9]+ removed(, [0-9]+ imported)?)$' || true)"
   if [ -z "$status" ]; then
     status="**diff failed**"
     failed=1

@@ -1,0 +1,171 @@
+"""What a cluster has, read once: from the API server (GET and LIST only) or from a file.
+
+The file form is a Kubernetes `List`, JSON or YAML, as `kubectl get ... -o json` writes it:
+
+    kubectl get nodes,namespaces,priorityclasses,deployments,services,\\
+    queues.scheduling.volcano.sh,podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,\\
+    leaderworkersets.leaderworkerset.x-k8s.io,customresourcedefinitions -A -o json > cluster.json
+
+Both forms give the same `ClusterState`, so the preflight and the topology import work the same
+on a recorded dump (reviewable in a pull request, usable offline) as on a live cluster.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import yaml
+
+
+class StateError(Exception):
+    """The cluster or the file could not be read; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    key: str
+    """Attribute of `ClusterState` holding the objects."""
+    kind: str
+    group: str
+    version: str
+    plural: str
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("nodes", "Node", "", "v1", "nodes"),
+    Kind("namespaces", "Namespace", "", "v1", "namespaces"),
+    Kind("services", "Service", "", "v1", "services"),
+    Kind("priority_classes", "PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses"),
+    Kind("deployments", "Deployment", "apps", "v1", "deployments"),
+    Kind("queues", "Queue", "scheduling.volcano.sh", "v1beta1", "queues"),
+    Kind("pod_groups", "PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups"),
+    Kind("hyper_nodes", "HyperNode", "topology.volcano.sh", "v1alpha1", "hypernodes"),
+    Kind("leader_worker_sets", "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"),
+    Kind("crds", "CustomResourceDefinition", "apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+)
+DUMP_COMMAND = (
+    "kubectl get nodes,namespaces,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
+    "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
+    "customresourcedefinitions -A -o json > cluster.json"
+)
+
+
+@dataclass
+class ClusterState:
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    namespaces: list[dict[str, Any]] = field(default_factory=list)
+    services: list[dict[str, Any]] = field(default_factory=list)
+    priority_classes: list[dict[str, Any]] = field(default_factory=list)
+    deployments: list[dict[str, Any]] = field(default_factory=list)
+    queues: list[dict[str, Any]] = field(default_factory=list)
+    pod_groups: list[dict[str, Any]] = field(default_factory=list)
+    hyper_nodes: list[dict[str, Any]] = field(default_factory=list)
+    leader_worker_sets: list[dict[str, Any]] = field(default_factory=list)
+    crds: list[dict[str, Any]] = field(default_factory=list)
+    source: str = ""
+    """Where the state was read from (for reports)."""
+
+    def objects(self, kind: str) -> list[dict[str, Any]]:
+        return next(getattr(self, k.key) for k in KINDS if k.kind == kind)
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        for obj in self.objects(kind):
+            metadata = obj.get("metadata", {})
+            if metadata.get("name") == name and metadata.get("namespace") == namespace:
+                return obj
+        return None
+
+    def crd(self, plural_group: str) -> dict[str, Any] | None:
+        """The CRD named `<plural>.<group>`, e.g. `queues.scheduling.volcano.sh`."""
+        return next((c for c in self.crds if c.get("metadata", {}).get("name") == plural_group), None)
+
+
+def _kind_of(obj: dict[str, Any]) -> Kind | None:
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    for kind in KINDS:
+        if obj.get("kind") == kind.kind and group == kind.group:
+            return kind
+    return None
+
+
+def state_from_objects(objects: list[Any], source: str) -> ClusterState:
+    state = ClusterState(source=source)
+    for obj in objects:
+        if not isinstance(obj, dict):
+            raise StateError(f"{source}: an item of the list is not an object")
+        kind = _kind_of(obj)
+        if kind is not None:
+            getattr(state, kind.key).append(obj)
+    return state
+
+
+def read_file(path: Path) -> ClusterState:
+    """A `List` (or a single object) in JSON or YAML."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise StateError(f"cannot read {path}: {error}") from None
+    try:
+        data = json.loads(text) if text.lstrip().startswith(("{", "[")) else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as error:
+        raise StateError(f"{path} is neither JSON nor YAML: {error}") from None
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        return state_from_objects(data["items"], str(path))
+    if isinstance(data, list):
+        return state_from_objects(data, str(path))
+    if isinstance(data, dict) and "kind" in data:
+        return state_from_objects([data], str(path))
+    raise StateError(f"{path} is not a Kubernetes List; write it with `{DUMP_COMMAND}`")
+
+
+def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
+    """LIST every kind from the API server of `context` in `kubeconfig` (a path; default: the
+    ambient kubeconfig). Kinds whose CRD is not installed are empty. Nothing is ever written."""
+    from kubernetes import client, config
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.config.config_exception import ConfigException
+    from urllib3.exceptions import HTTPError
+
+    try:
+        api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+    except (ConfigException, OSError) as error:
+        raise StateError(f"cannot load the kubeconfig: {error}") from None
+    custom = client.CustomObjectsApi(api_client)
+    state = ClusterState(source=f"the cluster of context `{context}`" if context else "the current context's cluster")
+    builtin = {
+        "nodes": lambda: client.CoreV1Api(api_client).list_node(),
+        "namespaces": lambda: client.CoreV1Api(api_client).list_namespace(),
+        "services": lambda: client.CoreV1Api(api_client).list_service_for_all_namespaces(),
+        "priority_classes": lambda: client.SchedulingV1Api(api_client).list_priority_class(),
+        "deployments": lambda: client.AppsV1Api(api_client).list_deployment_for_all_namespaces(),
+        "crds": lambda: client.ApiextensionsV1Api(api_client).list_custom_resource_definition(),
+    }
+    try:
+        for kind in KINDS:
+            if kind.key in builtin:
+                listed: dict[str, Any] = api_client.sanitize_for_serialization(builtin[kind.key]())
+                items = listed.get("items", [])
+                for item in items:
+                    item.setdefault("apiVersion", f"{kind.group}/{kind.version}".lstrip("/"))
+                    item.setdefault("kind", kind.kind)
+            else:
+                try:
+                    found = cast(
+                        dict[str, Any], custom.list_cluster_custom_object(kind.group, kind.version, kind.plural)
+                    )
+                    items = found.get("items", [])
+                except ApiException as error:
+                    if error.status == 404:  # the CRD (or this version of it) is not installed
+                        continue
+                    raise
+            getattr(state, kind.key).extend(items)
+    except ApiException as error:
+        raise StateError(f"the API server refused a read ({error.status} {error.reason})") from None
+    except (OSError, HTTPError) as error:
+        raise StateError(f"cannot reach the API server: {error}") from None
+    finally:
+        api_client.close()
+    return state
