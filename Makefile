@@ -47,12 +47,16 @@ golden: $(VENV)/.installed
 	for file in Pulumi.*.yaml; do stack=$${file#Pulumi.}; stack=$${stack%.yaml}; \
 	  $(PY) -m offline render --stack $$stack --out tests/golden/$$stack || exit 1; done
 
-## upstream: vendor upstream schemas at a release (VOLCANO=1.16.0, LWS=0.11.0 or PULUMI=3.272.0; needs network)
+## upstream: vendor upstream schemas at a release (VOLCANO=1.16.0, LWS=0.11.0, PULUMI=3.272.0,
+##           PROMETHEUS_OPERATOR=0.94.0 or KEDA=2.21.0; needs network)
 upstream: $(VENV)/.installed
-	@[ -n "$(VOLCANO)$(LWS)$(PULUMI)" ] || { echo "say which: make upstream VOLCANO=<version> (or LWS=, PULUMI=)"; exit 2; }
+	@[ -n "$(VOLCANO)$(LWS)$(PULUMI)$(PROMETHEUS_OPERATOR)$(KEDA)" ] || \
+	  { echo "say which: make upstream VOLCANO=<version> (or LWS=, PULUMI=, PROMETHEUS_OPERATOR=, KEDA=)"; exit 2; }
 	$(if $(VOLCANO),$(PY) upstream/fetch.py volcano $(VOLCANO))
 	$(if $(LWS),$(PY) upstream/fetch.py lws $(LWS))
 	$(if $(PULUMI),$(PY) upstream/fetch.py pulumi $(PULUMI))
+	$(if $(PROMETHEUS_OPERATOR),$(PY) upstream/fetch.py prometheus-operator $(PROMETHEUS_OPERATOR))
+	$(if $(KEDA),$(PY) upstream/fetch.py keda $(KEDA))
 
 ## bench: scale benchmark (SIZE=small|large|huge)
 bench: $(VENV)/.installed

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.autoscaling import autoscaler_manifest
 from components.kubernetes_objects import adopted, custom_resource
 from components.workloads import (
     deployment_manifest,
@@ -16,19 +17,22 @@ from components.workloads import (
     rollout_timeouts,
     service_manifest,
 )
+from config.observability import ObservabilityConfig
 from config.spec import ModelSpec
 
 
 @dataclass(frozen=True)
 class ModelDependencies:
     """What a model's objects must wait for: namespace, queue (Open), priority class, the
-    Secrets it reads and, for LeaderWorkerSets, the LWS controller."""
+    Secrets it reads and, for LeaderWorkerSets, the LWS controller; and the monitoring setup its
+    autoscaler queries."""
 
     namespace: pulumi.Resource
     queue: pulumi.Resource
     priority_class: pulumi.Resource
     secrets: Sequence[pulumi.Resource] = ()
     lws: pulumi.Resource | None = None
+    observability: ObservabilityConfig | None = None
 
     def resources(self) -> list[pulumi.Resource]:
         return [self.namespace, self.queue, self.priority_class, *self.secrets]
@@ -60,6 +64,22 @@ def _kind_change_alias(opts: pulumi.ResourceOptions | None, previous_type: str) 
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=previous_type)]))
 
 
+def _autoscaler(
+    name: str, model: ModelSpec, observability: ObservabilityConfig | None, opts: pulumi.ResourceOptions
+) -> None:
+    """The model's KEDA ScaledObject or HPA, once its workload exists. The workload is rendered
+    without `replicas`, which the autoscaler owns."""
+    if model.config.autoscaling is None or observability is None:
+        return
+    manifest = autoscaler_manifest(model, observability)
+    if manifest["kind"] == "HorizontalPodAutoscaler":
+        k8s.autoscaling.v2.HorizontalPodAutoscaler(
+            f"{name}-hpa", metadata=manifest["metadata"], spec=manifest["spec"], opts=opts
+        )
+    else:
+        custom_resource(f"{name}-scaledobject", manifest, opts)
+
+
 class SingleNodeModel(pulumi.ComponentResource):
     """A Deployment of vLLM servers and the ClusterIP Service in front of them. Volcano makes one
     PodGroup per ReplicaSet (minMember 1) from the pods' queue annotation."""
@@ -71,7 +91,7 @@ class SingleNodeModel(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=deps.resources())
         manifest = deployment_manifest(model)
         create, update = rollout_timeouts(model)
-        k8s.apps.v1.Deployment(
+        deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=manifest["metadata"],
             spec=manifest["spec"],
@@ -87,6 +107,7 @@ class SingleNodeModel(pulumi.ComponentResource):
                 ),
             ),
         )
+        _autoscaler(name, model, deps.observability, pulumi.ResourceOptions(parent=self, depends_on=[deployment]))
         service = _service(name, model, child)
         self.register_outputs({"service": service.metadata["name"]})
 
@@ -116,7 +137,7 @@ class MultiNodeModel(pulumi.ComponentResource):
             # Pods must find their PodGroup when they are created.
             child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[pod_group]))
         workload = leaderworkerset_manifest(model)
-        custom_resource(
+        lws = custom_resource(
             f"{name}-lws",
             workload,
             pulumi.ResourceOptions.merge(
@@ -127,5 +148,6 @@ class MultiNodeModel(pulumi.ComponentResource):
                 ),
             ),
         )
+        _autoscaler(name, model, deps.observability, pulumi.ResourceOptions(parent=self, depends_on=[lws]))
         service = _service(name, model, child)
         self.register_outputs({"service": service.metadata["name"]})

@@ -6,6 +6,7 @@ import pulumi
 
 from components.inference import ModelDependencies, MultiNodeModel, SingleNodeModel
 from components.lws import LwsInstall
+from components.observability import Observability
 from components.priority import PriorityClasses
 from components.provider import kubernetes_provider
 from components.queues import TenantQueues
@@ -42,9 +43,12 @@ class GpuPlatform(pulumi.ComponentResource):
                 priority_class=classes.classes[model.config.priority_class],
                 secrets=secrets.by_namespace.get(model.namespace, ()),
                 lws=lws.release if lws is not None and model.multi_node else None,
+                observability=spec.config.observability,
             )
             kind = MultiNodeModel if model.multi_node else SingleNodeModel
             kind(f"model-{model.name}", model, deps, child)
+        if spec.config.observability.enabled:
+            Observability("observability", spec, volcano.release, dict(tenants.namespaces), child)
 
         self.endpoints = {
             m.name: f"http://{m.service_name}.{m.namespace}.svc:{m.config.port}" for m in spec.models.values()

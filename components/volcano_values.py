@@ -15,6 +15,7 @@ from config.images import volcano_image_registry, volcano_image_tag, volcano_pul
 from config.merge import deep_merge
 from config.scheduler_policy import scheduler_conf
 from config.spec import PlatformSpec
+from config.upstream import VOLCANO_METRICS_SERVICES
 from config.volcano import ResourceRequirements
 
 
@@ -60,6 +61,11 @@ def volcano_values(spec: PlatformSpec) -> dict[str, Any]:
         custom["default_ns"] = dict(volcano.node_selector)
     if volcano.tolerations:
         custom["default_tolerations"] = [t.model_dump(by_alias=True, exclude_none=True) for t in volcano.tolerations]
+    observability = spec.config.observability
+    if observability.enabled and observability.volcano:
+        # The chart's defaults, pinned: the monitors and alerts read these endpoints.
+        for flag, _, _ in VOLCANO_METRICS_SERVICES.values():
+            custom[flag] = True
     controller = controller_conf(spec.config.topology)
     if controller:
         custom["controller_config_override"] = controller

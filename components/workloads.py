@@ -27,7 +27,8 @@ from config.upstream import (
 )
 
 
-def _metadata(model: ModelSpec, name: str) -> dict[str, Any]:
+def object_metadata(model: ModelSpec, name: str) -> dict[str, Any]:
+    """Name, namespace and the platform's labels of one of a model's objects."""
     return {
         "name": name,
         "namespace": model.namespace,
@@ -36,11 +37,18 @@ def _metadata(model: ModelSpec, name: str) -> dict[str, Any]:
 
 
 def _workload_metadata(model: ModelSpec) -> dict[str, Any]:
-    metadata = _metadata(model, model.name)
+    metadata = object_metadata(model, model.name)
     if model.config.seccomp_profile == "Unconfined":
         # The stack asked for it explicitly; the policy pack accepts Unconfined only with this mark.
         metadata["annotations"] = {ALLOW_UNCONFINED_ANNOTATION: "true"}
     return metadata
+
+
+def _replicas(model: ModelSpec) -> dict[str, int]:
+    """`spec.replicas`, unless an autoscaler owns it: Pulumi applies with Server-Side Apply, and a
+    count in the manifest would be re-applied on every `pulumi up`, undoing the autoscaler. Left
+    out, the field belongs to whoever set it last (the autoscaler; 1 on creation)."""
+    return {} if model.config.autoscaling is not None else {"replicas": model.config.replicas}
 
 
 def deployment_manifest(model: ModelSpec) -> dict[str, Any]:
@@ -51,7 +59,7 @@ def deployment_manifest(model: ModelSpec) -> dict[str, Any]:
         "kind": "Deployment",
         "metadata": _workload_metadata(model),
         "spec": {
-            "replicas": cfg.replicas,
+            **_replicas(model),
             "selector": {"matchLabels": model_selector(model.name)},
             "strategy": {
                 "type": "RollingUpdate",
@@ -70,7 +78,7 @@ def rollout_timeouts(model: ModelSpec) -> tuple[str, str]:
     cfg = model.config
     load = cfg.startup.load_timeout_seconds
     step = cfg.rollout.max_unavailable if isinstance(cfg.rollout.max_unavailable, int) else 1
-    rounds = -(-max(cfg.replicas, 1) // max(step, 1))
+    rounds = -(-max(cfg.planned_replicas, 1) // max(step, 1))
     return f"{load + 600}s", f"{rounds * load + 600}s"
 
 
@@ -81,7 +89,7 @@ def service_manifest(model: ModelSpec) -> dict[str, Any]:
     selector = (
         {LWS_NAME_LABEL: model.name, LWS_WORKER_INDEX_LABEL: "0"} if model.multi_node else model_selector(model.name)
     )
-    metadata = _metadata(model, model.service_name)
+    metadata = object_metadata(model, model.service_name)
     metadata["annotations"] = {SKIP_AWAIT_ANNOTATION: "true"}
     return {
         "apiVersion": "v1",
@@ -108,7 +116,7 @@ def leaderworkerset_manifest(model: ModelSpec) -> dict[str, Any]:
         "kind": "LeaderWorkerSet",
         "metadata": metadata,
         "spec": {
-            "replicas": cfg.replicas,
+            **_replicas(model),
             "leaderWorkerTemplate": {
                 "size": cfg.nodes_per_replica,
                 "restartPolicy": "RecreateGroupOnPodRestart",
@@ -165,10 +173,10 @@ def podgroup_manifest(model: ModelSpec) -> dict[str, Any]:
     return {
         "apiVersion": PODGROUP_API_VERSION,
         "kind": "PodGroup",
-        "metadata": _metadata(model, model.pod_group_name),
+        "metadata": object_metadata(model, model.pod_group_name),
         "spec": {
             "minMember": cfg.nodes_per_replica,
-            "minResources": group_resources(model),
+            **({"minResources": group_resources(model)} if model.pod_group_holds_quota else {}),
             "queue": model.queue,
             "priorityClassName": cfg.priority_class,
             "subGroupPolicy": [subgroup],

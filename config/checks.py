@@ -14,6 +14,7 @@ from config.image_rules import check_images
 from config.install_rules import check_installs
 from config.model_rules import check_models, check_registries
 from config.naming_rules import check_names
+from config.observability_rules import check_observability
 from config.priority_rules import check_priority_classes
 from config.queue_rules import check_queues
 from config.resource_rules import check_resource_names
@@ -39,6 +40,7 @@ CHECKS: tuple[Check, ...] = (
     check_registries,
     check_secret_names,
     check_queue_capacity,
+    check_observability,
 )
 
 

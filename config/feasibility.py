@@ -72,7 +72,7 @@ def plan_placements(spec: PlatformSpec) -> tuple[dict[str, Placement], list[Prob
     capacity = _Capacity(topology)
     planned: dict[str, int] = {}  # GPUs planned per domain so far, across models
     for model in spec.models.values():
-        if model.gpus_per_pod == 0 or model.config.replicas == 0:
+        if model.gpus_per_pod == 0 or model.config.planned_replicas == 0:
             continue
         path = join_path("models", model.name)
         if model.gpu_resource != spec.gpu_resource:
@@ -107,7 +107,7 @@ def _tier_label(topology: Topology, tier: int) -> str:
 def _place(
     model: ModelSpec, topology: Topology, capacity: _Capacity, path: str, planned: dict[str, int]
 ) -> tuple[Placement, list[Problem]]:
-    replicas = model.config.replicas
+    replicas = model.config.planned_replicas
     constraint = model.config.topology if model.multi_node else None
     problems: list[Problem] = []
     cluster_fit = topology.cluster_pods_that_fit(model.gpus_per_pod) // model.pods_per_replica
@@ -149,10 +149,10 @@ def _place(
         elif total < replicas:
             problems.append(
                 Problem(
-                    join_path(path, "replicas"),
+                    _replicas_key(model, path),
                     f"only {total} of {replicas} replica(s) fit domains at "
                     f"{_tier_label(topology, tier)}; each needs {_need(model)} inside one domain",
-                    "lower `replicas`, allow a higher tier, or add nodes",
+                    f"lower `{_replicas_name(model)}`, allow a higher tier, or add nodes",
                     got=replicas,
                 )
             )
@@ -192,7 +192,7 @@ def _place(
 
 
 def _cluster_too_small(model: ModelSpec, cluster_fit: int, path: str) -> Problem:
-    replicas = model.config.replicas
+    replicas = model.config.planned_replicas
     if cluster_fit == 0:
         # Not even one replica fits: fewer replicas would not help; a smaller replica would.
         return Problem(
@@ -202,9 +202,9 @@ def _cluster_too_small(model: ModelSpec, cluster_fit: int, path: str) -> Problem
             got=model.pods_per_replica if model.multi_node else model.gpus_per_pod,
         )
     return Problem(
-        join_path(path, "replicas"),
+        _replicas_key(model, path),
         f"only {cluster_fit} of {replicas} replica(s) fit the whole cluster; each needs {_need(model)}",
-        "lower `replicas`, or add nodes to the topology",
+        f"lower `{_replicas_name(model)}`, or add nodes to the topology",
         got=replicas,
     )
 
@@ -227,7 +227,7 @@ def _plan(
         return min(slot_count, free // gpus_per_replica)
 
     mine: dict[str, int] = defaultdict(int)
-    remaining = model.config.replicas
+    remaining = model.config.planned_replicas
     for domain, slot_count in sorted(slots, key=lambda item: -room(*item)):
         take = min(remaining, room(domain, slot_count))
         if take > 0:
@@ -246,6 +246,16 @@ def _credit(topology: Topology, name: str | None, gpus: int, planned: dict[str, 
         name = topology.domains[name].parent
 
 
+def _replicas_name(model: ModelSpec) -> str:
+    """The key that sets how many replicas the checks count: `replicas`, or under an
+    autoscaler the most it may start."""
+    return "autoscaling.maxReplicas" if model.config.autoscaling is not None else "replicas"
+
+
+def _replicas_key(model: ModelSpec, path: str) -> str:
+    return join_path(path, *_replicas_name(model).split("."))
+
+
 def check_queue_capacity(spec: PlatformSpec) -> list[Problem]:
     """Each model must fit its queue's capability (and every ancestor's); warn when a queue's
     models together exceed it."""
@@ -255,7 +265,7 @@ def check_queue_capacity(spec: PlatformSpec) -> list[Problem]:
         caps = _effective_capability(spec, model.tenant)
         per_pod = {res: quantity_value(q) for res, q in model.pod_requests.items()}
         gang = {res: v * model.pods_per_replica for res, v in per_pod.items()}
-        total = {res: v * model.config.replicas for res, v in gang.items()}
+        total = {res: v * model.config.planned_replicas for res, v in gang.items()}
         path = join_path("models", model.name)
         for resource, (cap, owner) in caps.items():
             if resource not in gang:
@@ -273,11 +283,11 @@ def check_queue_capacity(spec: PlatformSpec) -> list[Problem]:
             elif total[resource] > cap:
                 problems.append(
                     Problem(
-                        join_path(path, "replicas"),
-                        f"{model.config.replicas} replica(s) need {format_amount(total[resource])} "
+                        _replicas_key(model, path),
+                        f"{model.config.planned_replicas} replica(s) need {format_amount(total[resource])} "
                         f"{resource} but queue `{queue}` is capped at {format_amount(cap)}",
-                        "lower `replicas`, or raise the queue's capability",
-                        got=model.config.replicas,
+                        f"lower `{_replicas_name(model)}`, or raise the queue's capability",
+                        got=model.config.planned_replicas,
                     )
                 )
         for resource, value in total.items():

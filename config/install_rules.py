@@ -32,6 +32,8 @@ GENERATED_VOLCANO_VALUES: dict[str, dict[str, str]] = {
         "admission_resources": "volcano.resources.admission",
         "default_ns": "volcano.nodeSelector",
         "default_tolerations": "volcano.tolerations",
+        "scheduler_metrics_enable": "observability.volcano",
+        "controller_metrics_enable": "observability.volcano",
     },
 }
 GENERATED_LWS_VALUES: dict[str, str] = {

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, PlainValidator, WithJsonSchema, field_validator, model_validator
 
+from config.autoscaling import AutoscalingConfig
 from config.base import ConfigModel, by_shape, cli_float, invalid
 from config.names import (
     DnsLabel,
@@ -319,7 +320,11 @@ class ModelConfig(ConfigModel):
     preemptable: bool = True
     """Whether higher-priority work may evict these pods."""
     replicas: Annotated[int, Field(ge=0, le=10_000)] = 1
-    """Replicas (LWS groups for multi-node models)."""
+    """Replicas (LWS groups for multi-node models). With `autoscaling` the autoscaler owns the
+    count and this key is not used."""
+    autoscaling: AutoscalingConfig | None = None
+    """Scale with load between `minReplicas` and `maxReplicas` (KEDA or an HPA). Needs
+    `observability.enabled`: the autoscaler follows the model's scraped vLLM metrics."""
     nodes_per_replica: Annotated[int, Field(ge=1, le=1024)] = 1
     """Nodes (pods) per replica; more than one makes a LeaderWorkerSet."""
     topology: TopologyConstraint | None = None
@@ -358,6 +363,12 @@ class ModelConfig(ConfigModel):
     @property
     def multi_node(self) -> bool:
         return self.nodes_per_replica > 1
+
+    @property
+    def planned_replicas(self) -> int:
+        """The most replicas the model can run: `maxReplicas` under an autoscaler. Placement
+        and quota checks count this many."""
+        return self.autoscaling.max_replicas if self.autoscaling is not None else self.replicas
 
     @property
     def effective_capabilities(self) -> tuple[str, ...]:

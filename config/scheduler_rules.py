@@ -156,7 +156,7 @@ def _eviction(spec: PlatformSpec) -> list[Problem]:
                     "set one of them: `eviction` chooses the preempt and reclaim actions of the default list",
                 )
             )
-    multi_replica = [m.name for m in spec.models.values() if m.multi_node and m.config.replicas > 1]
+    multi_replica = [m.name for m in spec.models.values() if m.multi_node and m.config.planned_replicas > 1]
     if multi_replica and eviction_style(volcano, True) == "pod" and legacy:
         problems.append(
             Problem(

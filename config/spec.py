@@ -80,8 +80,16 @@ class ModelSpec:
     @property
     def has_pod_group(self) -> bool:
         """Whether the platform's PodGroup exists. A model scaled to zero has none: an Inqueue
-        PodGroup without pods keeps its `minResources` counted against the queue."""
-        return self.own_pod_group and self.config.replicas > 0
+        PodGroup without pods keeps its `minResources` counted against the queue. An autoscaled
+        model keeps its PodGroup (the autoscaler may start pods at any time); one that may scale
+        to zero gets it without `minResources` (`pod_group_holds_quota`)."""
+        return self.own_pod_group and (self.config.replicas > 0 or self.config.autoscaling is not None)
+
+    @property
+    def pod_group_holds_quota(self) -> bool:
+        """Whether the PodGroup reserves one replica's resources while no pod runs."""
+        autoscaling = self.config.autoscaling
+        return autoscaling is None or autoscaling.min_replicas > 0
 
 
 @dataclass(frozen=True)

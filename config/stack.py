@@ -11,6 +11,7 @@ from config.cluster import ClusterConfig
 from config.lws import LwsConfig
 from config.models import ModelConfig, RegistryCredential
 from config.names import ModelName, PriorityClassName, SecretName, TenantName
+from config.observability import ObservabilityConfig
 from config.priority import PriorityClassConfig
 from config.tenants import DefaultQueuePatch, TenantConfig
 from config.topology import TopologyConfig
@@ -43,6 +44,8 @@ class StackConfig(ConfigModel):
     name); every other list (`extraArgs`, `capabilities`) is replaced whole."""
     models: dict[ModelName, ModelConfig] = {}
     """Served models keyed by workload name."""
+    observability: ObservabilityConfig = ObservabilityConfig()
+    """Metrics, alerts and a dashboard (needs prometheus-operator on the cluster)."""
     registries: dict[SecretName, RegistryCredential] = {}
     """Private registry credentials keyed by the Secret name models refer to."""
     secrets: dict[SecretName, SecretStr] = {}

@@ -169,6 +169,23 @@ LWS_GROUP_INDEX_LABEL: Final = "leaderworkerset.sigs.k8s.io/group-index"
 # Kept well under 63 so that StatefulSet and revision names derived from it stay valid.
 LWS_NAME_MAX: Final = 40
 
+# Metrics (chart `custom.{scheduler,controller}_metrics_enable`, on by default): one Service each,
+# named `<release>-scheduler-service` / `<release>-controllers-service`, port named `metrics`.
+VOLCANO_METRICS_SERVICES: Final = {
+    "scheduler": ("scheduler_metrics_enable", f"{VOLCANO_RELEASE}-scheduler-service", {"app": "volcano-scheduler"}),
+    "controller": (
+        "controller_metrics_enable",
+        f"{VOLCANO_RELEASE}-controllers-service",
+        {"app": "volcano-controller"},
+    ),
+}
+VOLCANO_METRICS_PORT_NAME: Final = "metrics"
+
+# --- prometheus-operator (v0.93.0) and KEDA (v2.20.2): not installed by the stack ---------------------
+
+MONITORING_API_VERSION: Final = "monitoring.coreos.com/v1"
+KEDA_API_VERSION: Final = "keda.sh/v1alpha1"
+
 # --- vLLM: see config/vllm_releases.py (what each release accepts) ---------------------------------
 
 # --- Kubernetes --------------------------------------------------------------------------------

@@ -18,6 +18,9 @@ UPSTREAM_DIR = Path(__file__).resolve().parent.parent / "upstream"
 VOLCANO = "volcano"
 LWS = "lws"
 PULUMI = "pulumi"
+# Not installed by the stack: the newest vendored version is what rendered objects must satisfy.
+PROMETHEUS_OPERATOR = "prometheus-operator"
+KEDA = "keda"
 
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
@@ -49,3 +52,9 @@ def vendored_dir(project: str, version: str) -> Path | None:
 def fetch_command(project: str, version: str) -> str:
     """How a user with network access adds a version (see upstream/README.md)."""
     return f"make upstream {project.upper()}={normalize_version(version)}"
+
+
+def newest_vendored(project: str) -> tuple[str, Path] | None:
+    """The newest vendored version of `project` and its folder (for what the stack does not install)."""
+    versions = vendored_versions(project)
+    return (versions[-1], UPSTREAM_DIR / f"{project}-{versions[-1]}") if versions else None

@@ -83,6 +83,7 @@ def preflight(spec: PlatformSpec, rendered: Rendered, state: ClusterState) -> Re
     _taints(spec, state, report)
     _existing_objects(spec, rendered, state, report)
     _installs(spec, rendered, state, report)
+    _prerequisites(spec, rendered, state, report)
     _capacity(spec, state, report)
     return report
 
@@ -483,6 +484,47 @@ def _installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, repor
                     "defaultQueue",
                     f"the `default` queue is {queue_state}: pods that name no queue stay Pending",
                     "fine if it was closed on purpose; otherwise `vcctl queue operate --action open --name default`",
+                )
+            )
+
+
+# API groups the stack renders objects of but does not install: their CRDs must be there.
+PREREQUISITES = {
+    "monitoring.coreos.com": "prometheus-operator (kube-prometheus-stack)",
+    "keda.sh": "KEDA",
+}
+
+
+def _prerequisites(spec: PlatformSpec, rendered: Rendered, state: ClusterState, report: Report) -> None:
+    needed: dict[str, set[str]] = {}
+    for obj in rendered.objects:
+        group = obj.api_version.split("/")[0]
+        if group in PREREQUISITES:
+            needed.setdefault(group, set()).add(obj.kind)
+    for group, kinds in sorted(needed.items()):
+        missing = sorted(kind for kind in kinds if state.crd(f"{kind.lower()}s.{group}") is None)
+        if missing:
+            report.add(
+                Finding(
+                    "prerequisite-missing",
+                    "error",
+                    group,
+                    f"the stack renders {', '.join(missing)} objects, but the cluster has no CRD for them; "
+                    "`pulumi up` would fail on the first one",
+                    f"install {PREREQUISITES[group]} first (the stack does not install it)",
+                )
+            )
+    observability = spec.config.observability
+    if observability.enabled and observability.dashboard.enabled:
+        namespace = observability.dashboard_namespace
+        if state.find("Namespace", namespace) is None:
+            report.add(
+                Finding(
+                    "prerequisite-missing",
+                    "error",
+                    "observability.dashboard.namespace",
+                    f"the dashboard ConfigMap goes to namespace `{namespace}`, which does not exist",
+                    "set `observability.namespace` (or `dashboard.namespace`) to Grafana's namespace",
                 )
             )
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from config.vendored import fetch_command, vendored_dir
 from offline.cli_yaml import load_yaml_text
+from offline.metric_check import check_queries
 from offline.render import StackRender
 from offline.schemas import schema_dirs, validate_objects, validate_project_file
 from policy.runner import run_policies
@@ -66,6 +67,10 @@ def check_render(result: StackRender) -> CheckReport:
     report.notes.append(
         f"{schema.checked} object(s) validated against Kubernetes {version} and the vendored upstream CRDs"
     )
+    query_problems, queries = check_queries(result.spec, result.rendered)
+    report.errors += query_problems
+    if queries:
+        report.notes.append(f"{queries} PromQL queries parsed, every series checked against the metrics catalog")
     for release in result.rendered.releases:
         chart = release.data["release"]
         if chart not in CHECKED_VALUE_SECTIONS:

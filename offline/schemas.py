@@ -2,9 +2,10 @@
 
 Kubernetes built-ins are checked with `kubernetes-validate`'s schemas (strict: unknown fields are
 errors), one compiled validator per kind. Volcano and LeaderWorkerSet objects are checked against
-the CRDs vendored in `upstream/` for the versions the stack pins, including their CEL rules, and
-unknown fields count as errors too: the API server would silently prune them. A rendered custom
-kind without a vendored CRD is an error, never a skip.
+the CRDs vendored in `upstream/` for the versions the stack pins (prometheus-operator and KEDA
+objects against the newest vendored version: the stack does not install those), including their
+CEL rules, and unknown fields count as errors too: the API server would silently prune them. A
+rendered custom kind without a vendored CRD is an error, never a skip.
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ from typing import Any
 from config.names import dns_1035_problem, dns_subdomain_problem
 from config.spec import PlatformSpec
 from config.upstream import LWS_DEFAULT_VERSION, VOLCANO_DEFAULT_VERSION
-from config.vendored import LWS, PULUMI, VOLCANO, fetch_command, vendored_dir, vendored_versions
+from config.vendored import (
+    KEDA,
+    LWS,
+    PROMETHEUS_OPERATOR,
+    PULUMI,
+    VOLCANO,
+    fetch_command,
+    newest_vendored,
+    vendored_dir,
+    vendored_versions,
+)
 from offline.cli_yaml import StackYamlError, load_all_yaml_text, read_yaml
 from offline.manifests import RenderedObject
 
@@ -39,7 +50,19 @@ def schema_dirs(spec: PlatformSpec) -> dict[str, Path | None]:
     return {
         f"{VOLCANO} {spec.config.volcano.version}": vendored_dir(VOLCANO, spec.config.volcano.version),
         f"{LWS} {spec.config.lws.version}": vendored_dir(LWS, spec.config.lws.version),
+        **_external_schema_dirs(),
     }
+
+
+def _external_schema_dirs() -> dict[str, Path | None]:
+    """prometheus-operator and KEDA: the stack renders their objects but installs neither, so it
+    validates against the newest version vendored."""
+    out: dict[str, Path | None] = {}
+    for project in (PROMETHEUS_OPERATOR, KEDA):
+        newest = newest_vendored(project)
+        if newest is not None:
+            out[f"{project} {newest[0]}"] = newest[1]
+    return out
 
 
 @cache
@@ -187,6 +210,7 @@ def default_schema_dirs() -> dict[str, Path | None]:
     return {
         f"{VOLCANO} {VOLCANO_DEFAULT_VERSION}": vendored_dir(VOLCANO, VOLCANO_DEFAULT_VERSION),
         f"{LWS} {LWS_DEFAULT_VERSION}": vendored_dir(LWS, LWS_DEFAULT_VERSION),
+        **_external_schema_dirs(),
     }
 
 

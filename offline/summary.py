@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from config.images import stack_images
+from config.models import ModelConfig
 from config.scheduler_policy import scheduler_conf
 from config.spec import PlatformSpec
 from offline.demand import domain_demand
@@ -13,6 +14,49 @@ from offline.manifests import Rendered
 
 def _quota(resources: dict[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in resources.items()) or "-"
+
+
+def _replicas_text(cfg: ModelConfig) -> str:
+    """`2 x 4` (replicas x pods), or `1..8 x 4` with the autoscaler and what it follows."""
+    scaling = cfg.autoscaling
+    if scaling is None:
+        return f"{cfg.replicas} x {cfg.nodes_per_replica}"
+    per = f"{scaling.metric} {scaling.target:g}/replica"
+    return f"{scaling.min_replicas}..{scaling.max_replicas} x {cfg.nodes_per_replica} ({scaling.engine}: {per})"
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return ", ".join(f"`{key}: {value}`" for key, value in labels.items())
+
+
+def _observability(spec: PlatformSpec, rendered: Rendered) -> list[str]:
+    """What is scraped, which alerts exist at which thresholds, and who scales what."""
+    observability = spec.config.observability
+    if not observability.enabled:
+        return []
+    lines = [
+        "## Observability",
+        "",
+        f"- monitors labelled {_labels(observability.labels)}: {sum(o.kind == 'PodMonitor' for o in rendered.objects)} "
+        f"model(s){', the Volcano scheduler and controller' if observability.volcano else ''}, every "
+        f"{observability.scrape_interval_seconds}s",
+        f"- Prometheus for autoscalers: {observability.query_url}",
+    ]
+    rule = next((o for o in rendered.objects if o.kind == "PrometheusRule"), None)
+    if rule is not None:
+        rules = [r for group in rule.manifest["spec"]["groups"] for r in group["rules"]]
+        lines.append(f"- alerts ({rule.file}):")
+        lines += [f"  - `{r['alert']}` ({r['labels']['severity']}, for {r['for']})" for r in rules]
+    if observability.dashboard.enabled:
+        lines.append(
+            f"- dashboard: ConfigMap in `{observability.dashboard_namespace}` ({observability.dashboard.labels})"
+        )
+    scaled = [m for m in spec.models.values() if m.config.autoscaling is not None]
+    if scaled:
+        lines.append("- autoscaled models (the workload has no `replicas`; the autoscaler owns it):")
+        lines += [f"  - `{m.name}`: {_replicas_text(m.config)}" for m in scaled]
+    lines.append("")
+    return lines
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -99,7 +143,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
                 f"{m.tenant}/{m.namespace}",
                 m.queue,
                 cfg.priority_class,
-                f"{cfg.replicas} x {cfg.nodes_per_replica}",
+                _replicas_text(cfg),
                 f"{cfg.resources.gpus} {m.gpu_resource}",
                 f"tp {cfg.tensor_parallel} x pp {cfg.pipeline_parallel}",
                 wanted,
@@ -170,6 +214,8 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         ]
         lines += [f"- `{entry['import']}` ({entry['type'].rsplit(':', 1)[-1]}): {entry['file']}" for entry in imports]
         lines.append("")
+
+    lines += _observability(spec, rendered)
 
     lines += ["## Images", "", "Every image the stack pulls is listed in [images.txt](images.txt), for mirroring:", ""]
     lines += [f"- `{image}`" for image in stack_images(spec)]

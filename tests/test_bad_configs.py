@@ -34,6 +34,7 @@ def test_corpus_is_large_and_covers_every_section() -> None:
         "models",
         "registries",
         "secrets",
+        "observability",
     }
 
 

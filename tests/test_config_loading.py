@@ -275,6 +275,12 @@ def _every_section() -> dict[str, Any]:
         "gpu-worker-[65-127]",
         {"names": "gpu-worker-128", "gpus": 4},
     ]
+    raw["observability"] = {
+        "enabled": True,
+        "alerts": {"requestsWaiting": 20, "labels": {"team": "gpu"}},
+        "dashboard": {"folder": "GPU"},
+    }
+    model["autoscaling"] = {"minReplicas": 1, "maxReplicas": 4, "metric": "requestsWaiting", "target": 5}
     return raw
 
 

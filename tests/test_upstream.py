@@ -61,7 +61,7 @@ def test_check_validates_every_object_of_every_stack(stack: str, committed_rende
     report = check_render(committed_render(stack))
     assert report.errors == [] and report.warnings == [str(w) for w in committed_render(stack).spec.warnings]
     objects = len(committed_render(stack).rendered.objects)
-    assert report.notes == [f"{objects} object(s) validated against Kubernetes 1.33 and the vendored upstream CRDs"]
+    assert report.notes[0] == f"{objects} object(s) validated against Kubernetes 1.33 and the vendored upstream CRDs"
 
 
 def test_check_cli_prints_no_skipped_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -321,11 +321,14 @@ def test_the_list_of_generated_values_is_what_the_program_generates() -> None:
 
     raw = mutate(
         SEED,
-        lambda r: r["volcano"].update(
-            imageTag="v1.15.1",
-            resources={c: {"requests": {"cpu": 1}} for c in ("scheduler", "controller", "admission")},
-            nodeSelector={"a": "b"},
-            tolerations=[{"key": "k", "operator": "Exists"}],
+        lambda r: (
+            r["volcano"].update(
+                imageTag="v1.15.1",
+                resources={c: {"requests": {"cpu": 1}} for c in ("scheduler", "controller", "admission")},
+                nodeSelector={"a": "b"},
+                tolerations=[{"key": "k", "operator": "Exists"}],
+            )
+            or r.update(observability={"enabled": True})
         ),
     )
     values = volcano_values(load(raw))

@@ -31,6 +31,7 @@ class Project:
 
 
 _VOLCANO_CRDS = "installer/helm/chart/volcano/crd/bases/"
+_OPERATOR_CRDS = "example/prometheus-operator-crd/"
 PROJECTS: dict[str, Project] = {
     "volcano": Project(
         "https://github.com/volcano-sh/volcano",
@@ -57,6 +58,23 @@ PROJECTS: dict[str, Project] = {
             "(oci://registry.k8s.io/lws/charts/lws) is re-packaged with tag v<version> and IfNotPresent",
             "(hack/push-chart.sh). The keys are the same.",
         ),
+    ),
+    "prometheus-operator": Project(
+        "https://github.com/prometheus-operator/prometheus-operator",
+        {
+            f"crd/monitoring.coreos.com_{kind}.yaml": f"{_OPERATOR_CRDS}monitoring.coreos.com_{kind}.yaml"
+            for kind in ("podmonitors", "servicemonitors", "prometheusrules")
+        }
+        | {"LICENSE": "LICENSE", "NOTICE": "NOTICE"},
+        (
+            "The operator is not installed by the stack (kube-prometheus-stack brings it); these are the CRDs of",
+            "the objects the stack renders when `observability.enabled`.",
+        ),
+    ),
+    "keda": Project(
+        "https://github.com/kedacore/keda",
+        {"crd/keda.sh_scaledobjects.yaml": "config/crd/bases/keda.sh_scaledobjects.yaml", "LICENSE": "LICENSE"},
+        ("KEDA is not installed by the stack; this is the CRD of the ScaledObjects it renders for `autoscaling`.",),
     ),
     "pulumi": Project(
         "https://github.com/pulumi/pulumi",
