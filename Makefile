@@ -20,9 +20,10 @@ render: $(VENV)/.installed
 check: $(VENV)/.installed
 	$(PY) -m offline check --stack $(STACK)
 
-## diff: what the working tree changes in STACK compared with BASE (default origin/main)
+## diff: what the working tree changes in STACK compared with BASE (default origin/main);
+##       MARKDOWN=1 for the pull-request format, KEEP=<dir> to keep both renders
 diff: $(VENV)/.installed
-	$(PY) -m offline diff --stack $(STACK) --base $(BASE)
+	$(PY) -m offline diff --stack $(STACK) --base $(BASE)$(if $(MARKDOWN), --markdown)$(if $(KEEP), --keep $(KEEP))
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .

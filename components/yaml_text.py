@@ -7,7 +7,9 @@ from typing import Any
 import yaml
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter when PyYAML was built with it (the pure-Python one is most of a render's
+# writing time); both produce the same text for what this dumper is given.
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     pass
 
 

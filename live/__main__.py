@@ -8,6 +8,7 @@ import sys
 
 from config import ConfigError
 from live.cli import add_commands
+from offline.exit import finish
 from offline.stackfile import StackFileError
 
 
@@ -24,4 +25,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    finish(main())

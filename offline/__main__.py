@@ -13,6 +13,10 @@ or usage.
 
 from __future__ import annotations
 
+import gc
+
+gc.disable()  # see main(): the imports below create only long-lived objects
+
 import argparse
 import sys
 import tempfile
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING
 from config import ConfigError
 from live.cli import add_commands
 from offline.engine import ProgramError
+from offline.exit import finish
 from offline.stackfile import StackFileError
 
 if TYPE_CHECKING:
@@ -53,7 +58,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from offline.diff import diff_dirs, render_at_revision
+    from offline.diff import diff_dirs, diff_markdown, render_at_revision
     from offline.render import write_render
 
     if args.stack:
@@ -61,11 +66,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print("diff --stack needs --base <git-rev>", file=sys.stderr)
             return 2
         with tempfile.TemporaryDirectory(prefix="vp-diff-") as tmp:
-            old, new = Path(tmp) / "base", Path(args.out or Path(tmp) / "head")
+            keep = Path(args.keep or tmp).resolve()  # the base is rendered from another directory
+            old, new = keep / "base", Path(args.out or keep / "head")
             render_at_revision(PROJECT_DIR, args.base, args.stack, old)
             write_render(_render(args.stack, args.config_file), new)
-            result, text = diff_dirs(old, new)
-            print(f"stack {args.stack}: {args.base} -> working tree")
+            title = f"stack {args.stack}: {args.base} -> working tree"
+            if args.markdown:
+                result, text = diff_markdown(old, new, f"`{args.stack}`: `{args.base}` → this change")
+            else:
+                result, text = diff_dirs(old, new)
+                text = f"{title}\n{text}"
             print(text, end="")
             return 0 if result.empty else 1
     if len(args.dirs) != 2:
@@ -76,7 +86,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if not directory.is_dir():
             print(f"{directory} is not a directory", file=sys.stderr)
             return 2
-    result, text = diff_dirs(old, new)
+    result, text = diff_markdown(old, new) if args.markdown else diff_dirs(old, new)
     print(text, end="")
     return 0 if result.empty else 1
 
@@ -105,6 +115,10 @@ CONFIG_FILE_HELP = (
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Importing the SDK, pydantic and the program's modules creates hundreds of thousands of
+    # objects that live as long as the process; the cyclic collector scanning them during the
+    # imports was a tenth of an example render. Collection resumes for the commands themselves.
+    gc.enable()
     parser = argparse.ArgumentParser(
         prog="python -m offline",
         description="Render, diff and check stacks of the program offline, under Pulumi's mock runtime: no cluster, "
@@ -133,6 +147,15 @@ def main(argv: list[str] | None = None) -> int:
     diff.add_argument("--base", help="git revision to compare the working tree with, e.g. origin/main")
     diff.add_argument("--config-file", help=CONFIG_FILE_HELP + " (the working-tree side)")
     diff.add_argument("--out", help="keep the working-tree render in this directory")
+    diff.add_argument(
+        "--keep", metavar="DIR", help="keep both renders, as DIR/base and DIR/head (e.g. for their pictures)"
+    )
+    diff.add_argument(
+        "--markdown",
+        action="store_true",
+        help="write Markdown for a pull request: platform changes first (models, quotas, placement, warnings), "
+        "then each object's diff collapsed",
+    )
     check = sub.add_parser(
         "check",
         help="validate config, schemas (Kubernetes and vendored CRDs), chart values and the policy pack",
@@ -160,4 +183,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    finish(main())

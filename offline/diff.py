@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from offline.plan import platform_changes, read_plan
+
 # Fields the Kubernetes API cannot update in place; pulumi-kubernetes replaces the object.
 IMMUTABLE_FIELDS: dict[str, tuple[str, ...]] = {
     "Deployment": ("spec.selector",),
@@ -37,6 +39,15 @@ class Entry:
     options: dict[str, Any]
     aliased: bool = False
     """The resource or one of its parents declares an alias (an earlier identity)."""
+
+
+@dataclass(frozen=True)
+class ObjectDiff:
+    file: str
+    change: str
+    """`added`, `changed`, `replaced: <why>`, `removed`..."""
+    lines: list[str]
+    """Unified diff of the object's manifest."""
 
 
 @dataclass
@@ -145,25 +156,27 @@ def _replacement_reason(old: Entry, new: Entry) -> str | None:
 
 def compare(
     old: dict[str, Entry], new: dict[str, Entry], provider_replaced: str | None = None
-) -> tuple[DiffResult, list[str]]:
+) -> tuple[DiffResult, list[ObjectDiff]]:
     """Summary of the differences and a unified diff per changed file. With `provider_replaced`,
     every resource in both renders is replaced, changed or not."""
     result = DiffResult(provider_replaced=provider_replaced)
-    hunks: list[str] = []
+    hunks: list[ObjectDiff] = []
     moves = _match_moves(old, new)
     old = {**{k: v for k, v in old.items() if k not in moves.values()}, **{n: old[o] for n, o in moves.items()}}
     for urn in sorted(set(old) | set(new), key=lambda u: (new.get(u) or old[u]).file or u):
         before, after = old.get(urn), new.get(urn)
         if before is None and after is not None:
-            (result.imported if after.options.get("import") else result.added).append(after.file or urn)
-            hunks += _unified(None, after)
+            imported = bool(after.options.get("import"))
+            (result.imported if imported else result.added).append(after.file or urn)
+            hunks.append(ObjectDiff(after.file or urn, "imported" if imported else "added", _unified(None, after)))
         elif after is None and before is not None:
             kept = " (kept on the cluster: retainOnDelete)" if before.options.get("retainOnDelete") else ""
             result.removed.append((before.file or urn, kept))
-            hunks += _unified(before, None)
+            hunks.append(ObjectDiff(before.file or urn, "removed" + kept, _unified(before, None)))
         elif before is not None and after is not None and provider_replaced:
             result.replaced.append((after.file or urn, "the Kubernetes provider is replaced"))
-            hunks += _unified(before, after) if before.text != after.text else []
+            if before.text != after.text:
+                hunks.append(ObjectDiff(after.file or urn, "replaced", _unified(before, after)))
         elif (
             before is not None
             and after is not None
@@ -178,7 +191,9 @@ def compare(
                 result.replaced.append((after.file or urn, reason))
             else:
                 result.changed.append(after.file or urn)
-            hunks += _unified(before, after)
+            hunks.append(
+                ObjectDiff(after.file or urn, f"replaced: {reason}" if reason else "changed", _unified(before, after))
+            )
     return result, hunks
 
 
@@ -214,13 +229,63 @@ def summary_lines(result: DiffResult, title: str = "") -> list[str]:
     return lines
 
 
+def _lines(diff: ObjectDiff) -> str:
+    return "".join(line if line.endswith("\n") else line + "\n" for line in diff.lines)
+
+
 def diff_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, str]:
-    provider = provider_replacement(load_providers(old_dir), load_providers(new_dir))
-    result, hunks = compare(load_render(old_dir), load_render(new_dir), provider)
+    result, objects = _compare_dirs(old_dir, new_dir)
     text = "\n".join(summary_lines(result)) + "\n"
-    if hunks:
-        text += "\n" + "".join(h if h.endswith("\n") else h + "\n" for h in hunks)
+    if objects:
+        text += "\n" + "".join(_lines(o) for o in objects)
     return result, text
+
+
+def _compare_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, list[ObjectDiff]]:
+    provider = provider_replacement(load_providers(old_dir), load_providers(new_dir))
+    return compare(load_render(old_dir), load_render(new_dir), provider)
+
+
+def diff_markdown(old_dir: Path, new_dir: Path, title: str = "") -> tuple[DiffResult, str]:
+    """The diff for a pull request: what the change does to the platform first (models, quotas,
+    placement, new warnings, from the two renders' plans), then the objects, each manifest diff
+    collapsed under its file name."""
+    result, objects = _compare_dirs(old_dir, new_dir)
+    lines = [f"### {title}", ""] if title else []
+    changes = platform_changes(read_plan(old_dir), read_plan(new_dir))
+    if changes:
+        lines += [changes.rstrip(), ""]
+    elif not result.empty:
+        lines += ["_No change to models, quotas, placement or warnings._", ""]
+    counts = summary_lines(result)
+    lines += [
+        f"**Objects:** {counts[1 if result.provider_replaced else 0]}"
+        + (
+            " — **the Kubernetes provider is replaced: every resource is replaced**" if result.provider_replaced else ""
+        ),
+        "",
+    ]
+    if objects:
+        lines += [
+            f"<details><summary>the {len(objects)} object(s)</summary>",
+            "",
+            "```",
+            *counts,
+            "```",
+            "</details>",
+            "",
+        ]
+    for diff in objects:
+        lines += [
+            f"<details><summary><code>{diff.file}</code> {diff.change}</summary>",
+            "",
+            "```diff",
+            _lines(diff).rstrip("\n"),
+            "```",
+            "</details>",
+            "",
+        ]
+    return result, "\n".join(lines)
 
 
 def render_at_revision(project_dir: Path, revision: str, stack: str, out: Path) -> bool:

@@ -5,17 +5,21 @@ registers: types, names, inputs and resource options. No cluster, credentials or
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import gc
 import logging
 import runpy
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc
+from pulumi.runtime.proto import source_pb2
 
 from config import PROJECT, ConfigError, PlatformSpec
 from offline.stackfile import SECRET_PLACEHOLDER, StackFile
@@ -188,9 +192,38 @@ def _config_error(exc: BaseException) -> ConfigError | None:
     return None
 
 
+@contextlib.contextmanager
+def _engine_only_shortcuts() -> Iterator[None]:
+    """What the offline engine may skip because nothing here reads it, and what it must undo
+    because one process renders many stacks (tests, `diff`).
+
+    - The SDK records a stack trace with every registration (it walks and stats every frame; a
+      tenth of a large run) for the real engine's diagnostics; the mock monitor never reads it.
+    - The program tunes the cyclic collector for one long run (`__main__.py`); afterwards the
+      process gets its own settings back, and what the program froze can be collected again.
+    """
+    capture = getattr(sdk_resource, "_get_stack_trace", None)
+    if capture is not None:
+        sdk_resource._get_stack_trace = source_pb2.StackTrace  # an empty trace, as for an unknown caller
+    thresholds, enabled = gc.get_threshold(), gc.isenabled()
+    try:
+        yield
+    finally:
+        if capture is not None:
+            sdk_resource._get_stack_trace = capture
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+        (gc.enable if enabled else gc.disable)()
+
+
 def _run(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
     """Run `body` (which returns the program's module globals) under the mock runtime, on an
     event loop of its own."""
+    with _engine_only_shortcuts():
+        return _run_mocked(stack, body)
+
+
+def _run_mocked(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
     previous_policy = asyncio.get_event_loop_policy()
     policy = _TrackingPolicy()
     asyncio.set_event_loop_policy(policy)

@@ -23,11 +23,12 @@ from config.images import stack_images
 from config.spec import PlatformSpec
 from offline.engine import ProgramError, RunResult, run_program
 from offline.manifests import Rendered, from_registrations
+from offline.plan import write_plan
 from offline.stackfile import StackFile, read_stack
 from offline.summary import render_summary
 from offline.svg import render_svg
 
-OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "topology.svg", "images.txt")
+OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "plan.json", "topology.svg", "images.txt")
 
 
 @dataclass
@@ -83,7 +84,10 @@ def write_render(result: StackRender, out: Path) -> None:
         path = out / release.file
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(dump({k: deep_sorted(v) if k == "values" else v for k, v in release.data.items()}))
-    (out / "resources.yaml").write_text(yaml.safe_dump(rendered.index, sort_keys=False, width=120))
+    (out / "resources.yaml").write_text(
+        yaml.dump(rendered.index, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False, width=120)
+    )
     (out / "summary.md").write_text(render_summary(result.spec, rendered))
+    write_plan(result.spec, out)
     (out / "topology.svg").write_text(render_svg(result.spec))
     (out / "images.txt").write_text("".join(f"{image}\n" for image in stack_images(result.spec)))

@@ -10,6 +10,7 @@ from config.scheduler_policy import scheduler_conf
 from config.spec import PlatformSpec
 from offline.demand import domain_demand
 from offline.manifests import Rendered
+from offline.plan import placement_text
 
 
 def _quota(resources: dict[str, str]) -> str:
@@ -49,7 +50,8 @@ def _observability(spec: PlatformSpec, rendered: Rendered) -> list[str]:
         lines += [f"  - `{r['alert']}` ({r['labels']['severity']}, for {r['for']})" for r in rules]
     if observability.dashboard.enabled:
         lines.append(
-            f"- dashboard: ConfigMap in `{observability.dashboard_namespace}` ({observability.dashboard.labels})"
+            f"- dashboard: ConfigMap in `{observability.dashboard_namespace}` labelled "
+            f"{_labels(observability.dashboard.labels)}"
         )
     scaled = [m for m in spec.models.values() if m.config.autoscaling is not None]
     if scaled:
@@ -129,13 +131,6 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
             if constraint is None
             else (f"{constraint.mode}" + (f" <= tier {m.highest_tier}" if m.highest_tier else ""))
         )
-        placement = spec.placements.get(m.name)
-        if placement is None:
-            where = "not checked"
-        elif placement.tier is None:
-            where = f"fits cluster ({placement.replicas_that_fit} replica slots)"
-        else:
-            where = f"fits tier {placement.tier} ({placement.replicas_that_fit} replica slots)"
         rows.append(
             [
                 m.name,
@@ -147,7 +142,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
                 f"{cfg.resources.gpus} {m.gpu_resource}",
                 f"tp {cfg.tensor_parallel} x pp {cfg.pipeline_parallel}",
                 wanted,
-                where,
+                placement_text(spec, m),
             ]
         )
     lines += _table(

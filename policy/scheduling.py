@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from kubernetes.utils.quantity import parse_quantity
 from pulumi_policy import (
     EnforcementLevel,
     ReportViolation,
@@ -16,6 +15,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from config.quantity import quantity_value
 from config.upstream import QUEUE_WEIGHT_MAX
 from policy.pods import GROUP_NAME_ANNOTATION, QUEUE_ANNOTATION, get, kind_of, pod_templates
 
@@ -25,7 +25,7 @@ def _amounts(resources: Any) -> dict[str, Decimal]:
     if isinstance(resources, Mapping):
         for name, value in resources.items():
             try:
-                out[str(name)] = Decimal(parse_quantity(value))
+                out[str(name)] = quantity_value(str(value))
             except (ValueError, TypeError):
                 continue
     return out

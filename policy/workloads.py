@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
-
-from kubernetes.utils.quantity import parse_quantity
 from pulumi_policy import (
     EnforcementLevel,
     ReportViolation,
@@ -12,6 +9,7 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
+from config.quantity import quantity_value
 from policy.pods import (
     ALLOW_UNCONFINED_ANNOTATION,
     QUEUE_ANNOTATION,
@@ -53,7 +51,7 @@ gpu_pods_use_volcano = ResourceValidationPolicy(
 
 def _same(a: object, b: object) -> bool:
     try:
-        return Decimal(parse_quantity(a)) == Decimal(parse_quantity(b))
+        return quantity_value(str(a)) == quantity_value(str(b))
     except (ValueError, TypeError):
         return a == b
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -360,3 +362,15 @@ def test_a_model_choosing_another_source_kind_replaces_the_defaults_kind() -> No
     source = load(raw).models[DEPLOY_MODEL].config.source
     assert source.hub is not None and source.nfs is None and source.model is None
     assert source.model_path == "Qwen/Qwen3-8B"
+
+
+def test_the_program_imports_no_kubernetes_api_client() -> None:
+    """Quantities are parsed by the client library's own parser, loaded alone: the package's
+    `__init__` would import the whole API client on every render and preview."""
+    code = (
+        "import sys; import config; from config.quantity import quantity_value; "
+        "assert quantity_value('64Gi') == 64 * 2**30 and str(quantity_value('500m')) == '0.500'; "
+        "import components.platform; print(sorted(m for m in sys.modules if m.split('.')[0] == 'kubernetes'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PROJECT_DIR)
+    assert out.stdout.strip() == "[]"

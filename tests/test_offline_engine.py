@@ -41,6 +41,7 @@ def test_render_writes_the_documented_layout(tmp_path: Path, capsys: pytest.Capt
         "helm",
         "images.txt",
         "manifests",
+        "plan.json",
         "resources.yaml",
         "summary.md",
         "topology.svg",
@@ -308,3 +309,74 @@ def test_twenty_concurrent_renders_print_nothing_on_stderr(tmp_path: Path) -> No
     ]
     results = [(proc.wait(timeout=300), proc.stderr.read() if proc.stderr else "") for proc in procs]
     assert results == [(0, "")] * 20
+
+
+def test_the_engines_shortcuts_change_nothing_that_is_registered() -> None:
+    """Skipping the SDK's stack capture and the program's collector tuning are about time only:
+    the registrations (URNs, inputs, options) are the same as with neither."""
+    import contextvars
+    import dataclasses
+    import gc
+    import runpy
+
+    from offline import engine
+
+    stack = read_stack(PROJECT_DIR, "aicloud-a")
+    fast = run_program(PROJECT_DIR, stack)
+    thresholds = gc.get_threshold()
+    plain = contextvars.Context().run(
+        engine._run_mocked, stack, lambda: runpy.run_path(str(PROJECT_DIR), run_name="__main__")
+    )
+    gc.set_threshold(*thresholds)  # undo what the program set, as the engine does
+    gc.unfreeze()
+
+    def comparable(run: Any) -> dict[str, dict[str, Any]]:
+        # Keyed by URN: registrations arrive in whatever order the event loop runs them.
+        return {r.urn: {**dataclasses.asdict(r), "provider": r.provider.rpartition("::")[0]} for r in run.registrations}
+
+    assert comparable(fast) == comparable(plain) and len(fast.registrations) > 150
+
+
+def test_a_run_leaves_the_process_as_it_found_it() -> None:
+    """The program freezes the heap and raises the collector's thresholds for its one long run;
+    the engine gives a process that renders many stacks its own settings back."""
+    import gc
+
+    from pulumi.runtime import resource as sdk_resource
+
+    capture = sdk_resource._get_stack_trace
+    before, enabled = gc.get_threshold(), gc.isenabled()
+    run_program(PROJECT_DIR, read_stack(PROJECT_DIR, "dev"))
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and gc.isenabled() == enabled
+    assert sdk_resource._get_stack_trace is capture
+
+
+def test_the_pull_request_diff_leads_with_what_changes_on_the_platform(tmp_path: Path, render_raw: Any) -> None:
+    """A change that resizes a model and raises a quota: the Markdown diff says so in tables first
+    (models, tenant quotas, placement per domain), then lists the objects, each diff collapsed."""
+    from offline.diff import diff_markdown
+
+    before = stack_raw("aicloud-a")
+    after = mutate(before, lambda r: r["models"]["qwen2-72b-tenanta"].update(replicas=2))
+    after["tenants"]["tenantb"]["queue"]["capability"]["mars-tech.com/gpu"] = 512
+    write_render(render_raw(before, stack="aicloud-a"), tmp_path / "base")
+    write_render(render_raw(after, stack="aicloud-a"), tmp_path / "head")
+    result, text = diff_markdown(tmp_path / "base", tmp_path / "head", "`aicloud-a`: `main` → this change")
+    platform, _, objects = text.partition("<details>")
+    assert platform.startswith("### `aicloud-a`: `main` → this change\n\n**Models**")
+    assert "| `qwen2-72b-tenanta` | changed | replicas: 1 → 2 |" in platform
+    assert "| `tenantb` | changed | capability: mars-tech.com/gpu=1024 → mars-tech.com/gpu=512 |" in platform
+    assert "| `leafpair12` | changed | soft: 16 → 32 |" in platform
+    assert "0 added, 2 changed, 0 replaced, 0 removed" in platform
+    assert "<code>manifests/LeaderWorkerSet.a01.qwen2-72b-tenanta.yaml</code> changed" in "<details>" + objects
+    # The list of objects, then one collapsed diff per object.
+    assert objects.startswith("<summary>the 2 object(s)</summary>")
+    assert objects.count("<details>") == len(result.changed) == objects.count("```diff")
+
+
+def test_diff_keeps_both_renders_for_their_pictures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keep = tmp_path / "keep"
+    assert main(["diff", "--stack", "dev", "--base", "HEAD", "--keep", str(keep), "--markdown"]) in (0, 1)
+    assert (keep / "base" / "topology.svg").is_file() and (keep / "head" / "topology.svg").is_file()
+    assert (keep / "head" / "plan.json").is_file()
+    assert "**Objects:** no changes" in capsys.readouterr().out

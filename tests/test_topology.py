@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
@@ -279,16 +278,6 @@ def test_models_together_over_a_queue_warn() -> None:
 # -- picture and summary --------------------------------------------------------------------------
 
 
-def test_topology_svg_is_valid_and_names_every_domain(committed_render: Any) -> None:
-    spec = committed_render("aicloud-a").spec
-    root = ET.fromstring(render_svg(spec))
-    assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    names = {g.get("data-name") for g in root.iter("{http://www.w3.org/2000/svg}g")}
-    assert names == {"spinepair12", "leafpair12", "leafpair34"}
-    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert "tier 1 · 64 nodes · 512 GPUs" in texts and "needs 16 of 512 GPUs" in texts
-
-
 def test_models_fill_leaves_in_turn_and_a_short_leaf_is_flagged(committed_render: Any) -> None:
     """Three models that each fit a leaf alone, on two leaves of two nodes: two go to separate
     leaves, the third has no room left and its leaf shows as short."""
@@ -305,8 +294,3 @@ def test_models_fill_leaves_in_turn_and_a_short_leaf_is_flagged(committed_render
     summary = render_summary(spec, committed_render("aicloud-a").rendered)
     assert "| leafpair12 | 1 | spinepair12 | 2 | 16 | 32 | 0 | short |" in summary
     assert "| leafpair34 | 1 | spinepair12 | 2 | 16 | 16 | 0 | ok |" in summary
-
-
-def test_svg_without_topology() -> None:
-    spec = load(stack_raw("dev") | {"topology": {}})
-    assert "no network topology" in render_svg(spec)

@@ -1,33 +1,70 @@
 #!/usr/bin/env bash
-# Offline diff of every stack against a base revision, as one Markdown comment on stdout.
-# Runs the Makefile's own `diff` target per stack, so CI and developers see the same thing.
-# Usage: .github/scripts/offline-diff.sh <base-rev> [max-chars]
+# Offline diff of every stack against a base revision, as one Markdown comment on stdout: per stack,
+# what the change does to the platform (models, quotas, placement, new warnings) first, then every
+# changed object's manifest diff, collapsed. Runs the Makefile's own `diff` target per stack, so CI
+# and developers see the same thing, and keeps both renders of each stack under out/diff/<stack>/
+# (base/ and head/, with their topology.svg) for the workflow to attach.
+# Usage: .github/scripts/offline-diff.sh <base-rev> [max-chars] [pictures-url]
 set -euo pipefail
 base="${1:?base revision}"
 limit="${2:-60000}"   # GitHub comments hold 65536 characters; leave room for the summary
-cd "$(dirname "$0")/../.."
+pictures="${3:-}"
+cd "$(dirname "$0")/../.." || exit 2
 
-summary=""
-details=""
+table=""
+platform=""
+objects=""
 failed=0
 for file in Pulumi.*.yaml; do
   stack="${file#Pulumi.}"; stack="${stack%.yaml}"
+  rm -rf "out/diff/$stack"
   # `make diff` exits non-zero when the stack changes, so success is read from its summary line.
-  output="$(make -s --no-print-directory diff STACK="$stack" BASE="$base" 2>&1 | grep -v '^make: \*\*\*' || true)"
-  status="$(printf '%s\n' "$output" | grep -Em1 '^(no changes|[0-9]+ added, [0-9]+ changed, [0-9]+ replaced, [0-9]+ removed(, [0-9]+ imported)?)$' || true)"
+  output="$(make -s --no-print-directory diff STACK="$stack" BASE="$base" MARKDOWN=1 KEEP="out/diff/$stack" 2>&1 \
+    | grep -v '^make: \*\*\*' || true)"
+  status="$(printf '%s\n' "$output" \
+    | grep -Em1 '^(\*\*Objects:\*\* )?(no changes|[0-9]+ added, [0-9]+ changed, [0-9]+ replaced, [0-9]+ removed(, [0-9]+ imported)?)' \
+    | sed 's/^\*\*Objects:\*\* //; s/ — .*//' || true)"
   if [ -z "$status" ]; then
     status="**diff failed**"
     failed=1
-  elif printf '%s\n' "$output" | grep -q '^PROVIDER REPLACED'; then
-    status="**provider replaced: every resource is replaced**; $status"
+    platform+="### \`$stack\`"$'\n\n```\n'"$output"$'\n```\n\n'
+  elif [ "$status" != "no changes" ]; then
+    if printf '%s\n' "$output" | grep -q '^PROVIDER REPLACED'; then
+      status="**provider replaced: every resource is replaced**; $status"
+    fi
+    # Everything before the first collapsed object is the platform part; the objects follow.
+    platform+="$(printf '%s\n' "$output" | sed '/^<details>/,$d')"$'\n\n'
+    objects+="$(printf '%s\n' "$output" | sed -n '/^<details>/,$p')"$'\n\n'
   fi
-  summary+="| \`$stack\` | $status |"$'\n'
-  details+="<details><summary><code>$stack</code>: $status</summary>"$'\n\n```diff\n'"$output"$'\n```\n</details>\n\n'
+  table+="| \`$stack\` | $status |"$'\n'
 done
 
-comment="## Offline diff against \`$base\`"$'\n\n'"| stack | objects |"$'\n'"|---|---|"$'\n'"$summary"$'\n'"$details"
+comment="## Offline diff against \`$base\`"$'\n\n'"| stack | objects |"$'\n'"|---|---|"$'\n'"$table"$'\n'
+if [ -n "$pictures" ]; then
+  comment+="Topology pictures of every stack, before and after: [workflow artifacts]($pictures)"$'\n\n'
+fi
+comment+="$platform"
 if [ "${#comment}" -gt "$limit" ]; then
-  comment="${comment:0:$limit}"$'\n```\n\n_Cut to the comment limit: run `make diff STACK=<stack>` locally for the rest._\n'
+  # shellcheck disable=SC2016  # the backticks are Markdown, not a command substitution
+  comment="${comment:0:$limit}"$'\n\n''_Cut to the comment limit: run `make diff STACK=<stack> MARKDOWN=1` locally for the rest._'$'\n'
+  objects=""
+fi
+if [ $(( ${#comment} + ${#objects} )) -gt "$limit" ]; then
+  # Keep the whole objects that fit: cut after the last complete one.
+  room=$(( limit - ${#comment} ))
+  kept=""
+  if [ "$room" -gt 0 ]; then
+    kept="${objects:0:$room}"
+  fi
+  if [[ "$kept" == *"</details>"* ]]; then
+    kept="${kept%</details>*}</details>"$'\n\n'
+  else
+    kept=""
+  fi
+  # shellcheck disable=SC2016  # the backticks are Markdown, not a command substitution
+  comment+="$kept"'_The object diffs were cut to the comment limit: run `make diff STACK=<stack>` locally for the rest._'$'\n'
+else
+  comment+="$objects"
 fi
 printf '%s\n' "$comment"
 exit "$failed"
