@@ -18,7 +18,6 @@ class Vendor:
     """Key in `cluster.accelerator.vendor`."""
     resource_domains: tuple[str, ...]
     """Domains of the Kubernetes extended resource names its device plugin advertises."""
-    example_resource: str
     ray_resource: str
     """`GPU` (`ray start --num-gpus`) or the custom resource vLLM's platform plugin schedules on."""
     device_env: str
@@ -33,12 +32,11 @@ class Vendor:
 VENDORS: dict[str, Vendor] = {
     vendor.name: vendor
     for vendor in (
-        Vendor("nvidia", ("nvidia.com",), "nvidia.com/gpu", "GPU", "CUDA_VISIBLE_DEVICES", "GPU"),
-        Vendor("amd", ("amd.com",), "amd.com/gpu", "GPU", "HIP_VISIBLE_DEVICES", "GPU"),
+        Vendor("nvidia", ("nvidia.com",), "GPU", "CUDA_VISIBLE_DEVICES", "GPU"),
+        Vendor("amd", ("amd.com",), "GPU", "HIP_VISIBLE_DEVICES", "GPU"),
         Vendor(
             "ascend",
             ("huawei.com",),
-            "huawei.com/Ascend910",
             "NPU",
             "ASCEND_RT_VISIBLE_DEVICES",
             "NPU",
@@ -46,10 +44,8 @@ VENDORS: dict[str, Vendor] = {
         ),
         # MetaX-style vendor GPUs run a CUDA-compatible stack (MACA) and count as Ray GPUs; the
         # example cluster's `mars-tech.com/gpu` is one.
-        Vendor(
-            "metax", ("metax-tech.com", "mars-tech.com"), "metax-tech.com/gpu", "GPU", "CUDA_VISIBLE_DEVICES", "GPU"
-        ),
-        Vendor("other", (), "example.com/accelerator", "GPU", "CUDA_VISIBLE_DEVICES", "accelerator"),
+        Vendor("metax", ("metax-tech.com", "mars-tech.com"), "GPU", "CUDA_VISIBLE_DEVICES", "GPU"),
+        Vendor("other", (), "GPU", "CUDA_VISIBLE_DEVICES", "accelerator"),
     )
 }
 

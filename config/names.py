@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Annotated
+from urllib.parse import urlparse
 
 from pydantic import AfterValidator
 
@@ -116,6 +117,13 @@ def env_name_problem(value: str) -> str | None:
     return None
 
 
+def http_url_problem(value: str) -> str | None:
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        return "is not an http(s) URL"
+    return None
+
+
 def _checked(check: Callable[[str], str | None], what: str, fix: str) -> Callable[[str], str]:
     def validate(value: str) -> str:
         problem = check(value)
@@ -168,6 +176,10 @@ ExtendedResourceName = Annotated[
             "use the name the device plugin advertises, e.g. `nvidia.com/gpu` or `rdma/hca_shared_devices_a`",
         )
     ),
+]
+HttpUrl = Annotated[
+    str,
+    AfterValidator(_checked(http_url_problem, "URL", "write it as http(s)://host[:port][/path]")),
 ]
 EnvName = Annotated[
     str,

@@ -9,21 +9,13 @@ installs that differ.
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import urlparse
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from config.base import ConfigModel, cli_float, invalid
-from config.names import DnsLabel, LabelKey, LabelValue
+from config.base import ConfigModel, cli_float
+from config.names import DnsLabel, HttpUrl, LabelKey, LabelValue
 
 KPS_RELEASE = "kube-prometheus-stack"
-
-
-def _url_problem(value: str) -> str | None:
-    parsed = urlparse(value)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        return "is not an http(s) URL"
-    return None
 
 
 class AlertsConfig(ConfigModel):
@@ -52,16 +44,9 @@ class AlertsConfig(ConfigModel):
     """The Volcano scheduler or controller is not scraped as up."""
     labels: dict[LabelKey, LabelValue] = {}
     """Extra labels on every alert (e.g. `team: gpu-platform` for routing)."""
-    runbook_url: str | None = None
+    runbook_url: HttpUrl | None = None
     """Base URL of the runbooks; each alert gets `<base>#<alert name in lower case>` as its
     `runbook_url` annotation (the `runbook` annotation always says what to do)."""
-
-    @field_validator("runbook_url")
-    @classmethod
-    def _runbook_url(cls, value: str | None) -> str | None:
-        if value is not None and (problem := _url_problem(value)):
-            raise invalid(f"runbook URL `{value}` {problem}", "write it as https://host/path")
-        return value
 
 
 class DashboardConfig(ConfigModel):
@@ -92,7 +77,7 @@ class ObservabilityConfig(ConfigModel):
     selector_labels: dict[LabelKey, LabelValue] | None = None
     """Labels on monitors and rules that Prometheus selects them by. Default:
     `{release: <release>}`."""
-    prometheus_url: str | None = None
+    prometheus_url: HttpUrl | None = None
     """URL of Prometheus' HTTP API, for KEDA. Default: the Service kube-prometheus-stack creates,
     `http://<fullname>-prometheus.<namespace>:9090`."""
     scrape_interval_seconds: Annotated[int, Field(ge=5, le=600)] = 30
@@ -101,13 +86,6 @@ class ObservabilityConfig(ConfigModel):
     """Scrape the Volcano scheduler and controller."""
     alerts: AlertsConfig = AlertsConfig()
     dashboard: DashboardConfig = DashboardConfig()
-
-    @field_validator("prometheus_url")
-    @classmethod
-    def _prometheus_url(cls, value: str | None) -> str | None:
-        if value is not None and (problem := _url_problem(value)):
-            raise invalid(f"Prometheus URL `{value}` {problem}", "write it as http://host:9090")
-        return value
 
     @property
     def labels(self) -> dict[str, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, cast
 
@@ -68,15 +69,19 @@ class ClusterState:
     source: str = ""
     """Where the state was read from (for reports)."""
 
-    def objects(self, kind: str) -> list[dict[str, Any]]:
-        return next(getattr(self, k.key) for k in KINDS if k.kind == kind)
-
     def find(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-        for obj in self.objects(kind):
-            metadata = obj.get("metadata", {})
-            if metadata.get("name") == name and metadata.get("namespace") == namespace:
-                return obj
-        return None
+        return self._by_name.get((kind, namespace, name))
+
+    @cached_property
+    def _by_name(self) -> dict[tuple[str, str | None, str], dict[str, Any]]:
+        """Every object by (kind, namespace, name), built on the first lookup once the state is
+        read (preflight looks up each of the thousands of objects a large stack renders)."""
+        index: dict[tuple[str, str | None, str], dict[str, Any]] = {}
+        for kind in KINDS:
+            for obj in getattr(self, kind.key):
+                metadata = obj.get("metadata", {})
+                index.setdefault((kind.kind, metadata.get("namespace"), metadata.get("name")), obj)
+        return index
 
     def crd(self, plural_group: str) -> dict[str, Any] | None:
         """The CRD named `<plural>.<group>`, e.g. `queues.scheduling.volcano.sh`."""

@@ -23,7 +23,7 @@ from config.quantity import quantity_value
 from config.spec import ModelSpec, PlatformSpec
 from config.upstream import LWS_NAMESPACE, LWS_RELEASE, VOLCANO_NAMESPACE, VOLCANO_RELEASE
 from live.cluster_state import ClusterState
-from offline.diff import IMMUTABLE_FIELDS
+from offline.diff import dotted_get, fixed_field_changes
 from offline.manifests import Rendered, RenderedObject
 
 Severity = Literal["error", "warning"]
@@ -321,9 +321,10 @@ def _existing_objects(spec: PlatformSpec, rendered: Rendered, state: ClusterStat
             continue
         differences = list(_differences(_comparable(obj.manifest), live))
         fixed = [
-            f"{dotted}: {json.dumps(_get(live, dotted))} -> {json.dumps(_get(obj.manifest, dotted))}"
-            for dotted in (*IMMUTABLE_FIELDS.get(obj.kind, ()), *replace_on.get(obj.file, ()))
-            if _normal(_get(live, dotted)) != _normal(_get(obj.manifest, dotted))
+            f"{dotted}: {json.dumps(dotted_get(live, dotted))} -> {json.dumps(dotted_get(obj.manifest, dotted))}"
+            for dotted in fixed_field_changes(
+                live, obj.manifest, replace_on.get(obj.file, ()), lambda a, b: _normal(a) == _normal(b)
+            )
         ]
         if fixed:
             report.add(
@@ -371,12 +372,6 @@ def _managed(live: dict[str, Any]) -> bool:
     """Whether a live object carries the label this stack puts on everything it creates."""
     labels = live.get("metadata", {}).get("labels") or {}
     return all(labels.get(key) == value for key, value in MANAGED_BY.items())
-
-
-def _get(data: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        data = data.get(part) if isinstance(data, dict) else None
-    return data
 
 
 def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:

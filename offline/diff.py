@@ -8,10 +8,12 @@ name or namespace, or touches a field that cannot be updated in place, is report
 from __future__ import annotations
 
 import difflib
+import operator
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,7 +131,8 @@ def _match_moves(old: dict[str, Entry], new: dict[str, Entry]) -> dict[str, str]
     return {urn: old_by_file[e.file] for urn, e in new.items() if urn not in old and e.file in old_by_file}
 
 
-def _get(data: Any, dotted: str) -> Any:
+def dotted_get(data: Any, dotted: str) -> Any:
+    """The value at a dotted path (`spec.selector`), None where the path ends early."""
     for part in dotted.split("."):
         if not isinstance(data, dict):
             return None
@@ -146,12 +149,21 @@ def _replacement_reason(old: Entry, new: Entry) -> str | None:
         )
     before = yaml.safe_load(old.text or "") or {}
     after = yaml.safe_load(new.text or "") or {}
-    fields = list(IMMUTABLE_FIELDS.get(str(after.get("kind")), ()))
-    fields += list(new.options.get("replaceOnChanges", []))
-    for dotted in fields:
-        if _get(before, dotted) != _get(after, dotted):
-            return f"`{dotted}` cannot change in place"
-    return None
+    fixed = fixed_field_changes(before, after, new.options.get("replaceOnChanges", []))
+    return f"`{fixed[0]}` cannot change in place" if fixed else None
+
+
+def fixed_field_changes(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    replace_on_changes: Iterable[str] = (),
+    same: Callable[[Any, Any], bool] = operator.eq,
+) -> list[str]:
+    """The fields that cannot change in place (the kind's immutable ones and the resource's
+    `replaceOnChanges`) whose values differ between two versions of an object: any of them means
+    a replacement."""
+    fields = (*IMMUTABLE_FIELDS.get(str(after.get("kind")), ()), *replace_on_changes)
+    return [dotted for dotted in fields if not same(dotted_get(before, dotted), dotted_get(after, dotted))]
 
 
 def compare(

@@ -13,16 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from config.models import ModelConfig
 from config.spec import ModelSpec, PlatformSpec
 from offline.demand import domain_demand
 
 PLAN_FILE = "plan.json"
 
 
-def replicas_text(model: ModelSpec) -> str:
+def replicas_text(cfg: ModelConfig) -> str:
     """`2`, or `1..8` under an autoscaler."""
-    scaling = model.config.autoscaling
-    return str(model.config.replicas) if scaling is None else f"{scaling.min_replicas}..{scaling.max_replicas}"
+    scaling = cfg.autoscaling
+    return str(cfg.replicas) if scaling is None else f"{scaling.min_replicas}..{scaling.max_replicas}"
 
 
 def placement_text(spec: PlatformSpec, model: ModelSpec) -> str:
@@ -39,7 +40,7 @@ def build_plan(spec: PlatformSpec) -> dict[str, Any]:
         m.name: {
             "kind": "LeaderWorkerSet" if m.multi_node else "Deployment",
             "tenant": m.tenant,
-            "replicas": replicas_text(m),
+            "replicas": replicas_text(m.config),
             "pods per replica": m.pods_per_replica,
             f"{words} per pod": m.gpus_per_pod,
             "topology": "-"

@@ -10,7 +10,7 @@ from config.scheduler_policy import scheduler_conf
 from config.spec import PlatformSpec
 from offline.demand import domain_demand
 from offline.manifests import Rendered
-from offline.plan import placement_text
+from offline.plan import placement_text, replicas_text
 
 
 def _quota(resources: dict[str, str]) -> str:
@@ -20,10 +20,8 @@ def _quota(resources: dict[str, str]) -> str:
 def _replicas_text(cfg: ModelConfig) -> str:
     """`2 x 4` (replicas x pods), or `1..8 x 4` with the autoscaler and what it follows."""
     scaling = cfg.autoscaling
-    if scaling is None:
-        return f"{cfg.replicas} x {cfg.nodes_per_replica}"
-    per = f"{scaling.metric} {scaling.target:g}/replica"
-    return f"{scaling.min_replicas}..{scaling.max_replicas} x {cfg.nodes_per_replica} ({scaling.engine}: {per})"
+    size = f"{replicas_text(cfg)} x {cfg.nodes_per_replica}"
+    return size if scaling is None else f"{size} ({scaling.engine}: {scaling.metric} {scaling.target:g}/replica)"
 
 
 def _labels(labels: dict[str, str]) -> str:
