@@ -4,11 +4,15 @@ For each size it generates a synthetic stack (a 3-tier topology, hierarchical te
 of single- and multi-node models) and measures, in one process:
 
   validate_s  config load + validation + placement feasibility (`config.load_raw`)
-  program_s   the whole program under the offline engine (`__main__.py`, mock runtime)
-  floor_s     the same engine replaying the program's registrations (same classes, URNs, parents,
-              dependencies, providers, options and inputs) with no program logic and no tuning:
-              what any Pulumi program registering these resources pays
+  program_s   the whole program under the offline engine (`__main__.py`, mock runtime), as
+              `python -m offline render` runs it
+  floor_s     the same engine replaying the program's registrations (same types, URNs, parents,
+              dependencies, providers, options and inputs) through pulumi-kubernetes' generated
+              classes, with no program logic and no tuning: what any Pulumi program registering
+              these resources pays
   ratio       program_s / floor_s
+  host_s      a fresh process running the program once and exiting normally, as Pulumi's
+              language host does (from the start of the run until the process is gone)
   peak_rss_mb peak resident memory of a fresh process running the program once
 
 Usage:  python bench/scale.py --size large [--repeat 3]
@@ -21,6 +25,8 @@ separate processes when several are asked for, so memory peaks do not mix.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import inspect
 import json
 import os
@@ -33,18 +39,22 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import pulumi  # noqa: E402
 import pulumi_kubernetes as k8s  # noqa: E402
+from pulumi.runtime import resource as sdk_resource  # noqa: E402
+from pulumi.runtime.proto import source_pb2  # noqa: E402
 
 import config  # noqa: E402
-from offline.engine import Registration, run_callable, run_program  # noqa: E402
+from offline import engine  # noqa: E402
+from offline.engine import Registration, RunResult, run_callable, run_program  # noqa: E402
 from offline.stackfile import StackFile  # noqa: E402
 
 
@@ -287,7 +297,7 @@ def measure(size: Size, repeat: int) -> dict[str, Any]:
     for _ in range(repeat):
         seconds, _spec = _timed(lambda: config.load_raw(raw, stack.stack))
         validate.append(seconds)
-        seconds, run = _timed(lambda: run_program(ROOT, stack))
+        seconds, run = _program_run(stack)
         if run.config_error is not None or run.duplicates:
             raise SystemExit(f"the synthetic {size.name} stack is invalid:\n{run.config_error}")
         program.append(seconds)
@@ -307,10 +317,53 @@ def measure(size: Size, repeat: int) -> dict[str, Any]:
         "floor_s": round(floor_s, 3),
         "ratio": round(program_s / floor_s, 3),
         "program_ms_per_resource": round(1000 * program_s / len(registrations), 3),
+        "host_s": round(host_s := host_seconds(size, repeat), 3),
+        "host_ms_per_resource": round(1000 * host_s / len(registrations), 3),
         "peak_rss_mb": _in_fresh_process("--program-rss", size.name)["peak_rss_mb"],
         "repeat": repeat,
         "by_kind": dict(sorted(kinds.items())),
     }
+
+
+def _program_run(stack: StackFile) -> tuple[float, RunResult]:
+    """One timed run of the program as `python -m offline render` runs it: the collector is off
+    before, during and after the run (the program turns it off itself; the command line never
+    turns it on). What the run leaves is collected afterwards, untimed, as exiting frees it there;
+    left to the next allocation, that collection would land in the measured run."""
+    gc.disable()
+    try:
+        return _timed(lambda: run_program(ROOT, stack))
+    finally:
+        gc.enable()
+        gc.collect()
+
+
+@contextlib.contextmanager
+def _stack_capture_skipped() -> Iterator[None]:
+    """The offline engine's shortcuts without its clean-up: nothing restores what the program sets
+    for the collector in the language host."""
+    sdk_resource._get_stack_trace = source_pb2.StackTrace
+    yield
+
+
+def host_run(size: Size) -> NoReturn:
+    """The program as Pulumi's language host runs it, in this fresh process: one run, then a normal
+    exit (CPython's last collection included). Prints the time the run starts; the parent times the
+    rest, until the process is gone. The SDK's stack capture is skipped, as in the other figures."""
+    stack = stack_file(size, synthetic_stack(size))
+    engine._engine_only_shortcuts = _stack_capture_skipped
+    print(time.time(), flush=True)
+    run_program(ROOT, stack)
+    sys.exit(0)
+
+
+def host_seconds(size: Size, repeat: int) -> float:
+    runs = []
+    for _ in range(repeat):
+        args = [sys.executable, __file__, "--host-run", size.name]
+        started = float(subprocess.run(args, check=True, capture_output=True, text=True).stdout.split()[0])
+        runs.append(time.time() - started)
+    return statistics.median(runs)
 
 
 def program_peak_rss_mb(size: Size) -> float:
@@ -387,6 +440,7 @@ def profile_summary(size: Size, top: int) -> dict[str, Any]:
     raw = synthetic_stack(size)
     stack = stack_file(size, raw)
     profiler = cProfile.Profile()
+    gc.disable()  # as in _program_run
     profiler.runcall(run_program, ROOT, stack)
     stats = pstats.Stats(profiler)
     rows = []
@@ -430,21 +484,26 @@ def results_markdown(
         "once, as `pulumi preview` does.",
         "",
         "`floor_s` replays the program's registrations through the same SDK and engine: the same resource "
-        "classes, URNs, parents, dependencies, providers, options and inputs, with none of the program's "
+        "types, URNs, parents, dependencies, providers, options and inputs, registered through "
+        "pulumi-kubernetes' generated classes as a program is usually written, with none of the program's "
         "configuration, validation, builders or composition, and no tuning (what any Pulumi program "
         "registering these resources pays). `validate_s` is the program's own work (config load, checks, "
         "placement feasibility). Both runs skip the SDK's per-resource stack capture, which only the real "
-        "engine reads.",
+        "engine reads. The program's run is timed as `python -m offline render` runs it: the collector off, "
+        "what the run leaves freed afterwards, untimed (the command ends without freeing it). `host_s` is the "
+        "program as Pulumi's language host runs it: a fresh process, one run, then a normal exit, timed until "
+        "the process is gone.",
         "",
         "| size | nodes | models | tenants | resources | validate_s | program_s | floor_s | ratio | ms/resource "
-        "| peak_rss_mb |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| host_s | host ms/resource | peak_rss_mb |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append(
             f"| {row['size']} | {row['nodes']} | {row['models']} | {row['tenants']} | {row['resources']} | "
             f"{row['validate_s']} | {row['program_s']} | {row['floor_s']} | {row['ratio']} | "
-            f"{row['program_ms_per_resource']} | {row['peak_rss_mb']} |"
+            f"{row['program_ms_per_resource']} | {row['host_s']} | {row['host_ms_per_resource']} | "
+            f"{row['peak_rss_mb']} |"
         )
     lines += ["", "Resources by kind:", ""]
     for row in rows:
@@ -562,7 +621,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-lines", help="rebuild --results from JSON lines saved earlier, without measuring")
     parser.add_argument("--profile-only", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--program-rss", choices=SIZES, help=argparse.SUPPRESS)
+    parser.add_argument("--host-run", choices=SIZES, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.host_run:
+        host_run(SIZES[args.host_run])
     if args.program_rss:
         print(json.dumps({"peak_rss_mb": program_peak_rss_mb(SIZES[args.program_rss])}))
         return 0

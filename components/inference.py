@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.autoscaling import autoscaler_manifest
 from components.kubernetes_objects import adopted, custom_resource
+from components.provider_types import DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, SERVICE, ProviderResource
 from components.workloads import (
     deployment_manifest,
     leaderworkerset_manifest,
@@ -38,19 +38,21 @@ class ModelDependencies:
         return [self.namespace, self.queue, self.priority_class, *self.secrets]
 
 
-def _service(name: str, model: ModelSpec, opts: pulumi.ResourceOptions) -> k8s.core.v1.Service:
+def _service(name: str, model: ModelSpec, opts: pulumi.ResourceOptions) -> str:
+    """Registers the model's Service; returns its name."""
     manifest = service_manifest(model)
-    return k8s.core.v1.Service(
+    ProviderResource(
         f"{name}-service",
-        metadata=manifest["metadata"],
-        spec=manifest["spec"],
-        opts=pulumi.ResourceOptions.merge(
+        SERVICE,
+        manifest,
+        pulumi.ResourceOptions.merge(
             opts,
             pulumi.ResourceOptions.merge(
                 pulumi.ResourceOptions(delete_before_replace=True), adopted("service" in model.config.adopt, manifest)
             ),
         ),
     )
+    return str(manifest["metadata"]["name"])
 
 
 SINGLE_NODE_TYPE = "volcano-platform:inference:SingleNodeModel"
@@ -73,9 +75,7 @@ def _autoscaler(
         return
     manifest = autoscaler_manifest(model, observability)
     if manifest["kind"] == "HorizontalPodAutoscaler":
-        k8s.autoscaling.v2.HorizontalPodAutoscaler(
-            f"{name}-hpa", metadata=manifest["metadata"], spec=manifest["spec"], opts=opts
-        )
+        ProviderResource(f"{name}-hpa", HORIZONTAL_POD_AUTOSCALER, manifest, opts)
     else:
         custom_resource(f"{name}-scaledobject", manifest, opts)
 
@@ -91,13 +91,13 @@ class SingleNodeModel(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=deps.resources())
         manifest = deployment_manifest(model)
         create, update = rollout_timeouts(model)
-        deployment = k8s.apps.v1.Deployment(
+        deployment = ProviderResource(
             f"{name}-deployment",
-            metadata=manifest["metadata"],
-            spec=manifest["spec"],
+            DEPLOYMENT,
+            manifest,
             # The name is fixed: a replacement (e.g. a new selector) must free it first. Loading
             # weights outlasts the provider's 10-minute wait, so the wait follows the load budget.
-            opts=pulumi.ResourceOptions.merge(
+            pulumi.ResourceOptions.merge(
                 child,
                 pulumi.ResourceOptions.merge(
                     pulumi.ResourceOptions(
@@ -108,8 +108,7 @@ class SingleNodeModel(pulumi.ComponentResource):
             ),
         )
         _autoscaler(name, model, deps.observability, pulumi.ResourceOptions(parent=self, depends_on=[deployment]))
-        service = _service(name, model, child)
-        self.register_outputs({"service": service.metadata["name"]})
+        self.register_outputs({"service": _service(name, model, child)})
 
 
 class MultiNodeModel(pulumi.ComponentResource):
@@ -149,5 +148,4 @@ class MultiNodeModel(pulumi.ComponentResource):
             ),
         )
         _autoscaler(name, model, deps.observability, pulumi.ResourceOptions(parent=self, depends_on=[lws]))
-        service = _service(name, model, child)
-        self.register_outputs({"service": service.metadata["name"]})
+        self.register_outputs({"service": _service(name, model, child)})

@@ -8,6 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.provider_types import HELM_RELEASE, NAMESPACE, ProviderResource
 from config.images import ChartSource
 from config.platform_labels import MANAGED_BY
 
@@ -35,16 +36,18 @@ def installed_chart(
     parent: pulumi.Resource,
     pull_secret: Callable[[str, pulumi.ResourceOptions], pulumi.Resource] | None,
     adopt: bool,
-    **chart: Any,
-) -> k8s.helm.v3.Release:
+    chart: dict[str, Any],
+) -> ProviderResource:
     """A platform component's namespace, the pull Secret of its images (made by `pull_secret`,
     if any) and its Helm release, from a chart repository or an OCI reference. `protect` guards
     the namespace too: deleting it would take the release's objects with it. `adopt` takes over a
-    release (and namespace) installed by hand."""
-    created = k8s.core.v1.Namespace(
+    release (and namespace) installed by hand. `chart` holds the Release's other inputs (`version`,
+    `values`, `timeout`, ...) in the provider's spelling."""
+    created = ProviderResource(
         f"{prefix}-namespace",
-        metadata={"name": namespace, "labels": dict(MANAGED_BY)},
-        opts=pulumi.ResourceOptions.merge(
+        NAMESPACE,
+        {"metadata": {"name": namespace, "labels": dict(MANAGED_BY)}},
+        pulumi.ResourceOptions.merge(
             pulumi.ResourceOptions(parent=parent, protect=protect), adopted(adopt, {"metadata": {"name": namespace}})
         ),
     )
@@ -53,19 +56,23 @@ def installed_chart(
         depends.append(
             pull_secret(f"{prefix}-pull-secret", pulumi.ResourceOptions(parent=parent, depends_on=[created]))
         )
+    inputs = {
+        "name": release,  # explicit: object names derive from it and are contracts
+        "chart": source.chart,
+        "namespace": namespace,
+        "maxHistory": 10,
+        **chart,
+    }
     if source.repository is not None:
-        chart["repository_opts"] = {"repo": source.repository}
-    return k8s.helm.v3.Release(
+        inputs["repositoryOpts"] = {"repo": source.repository}
+    return ProviderResource(
         f"{prefix}-release",
-        name=release,  # explicit: object names derive from it and are contracts
-        chart=source.chart,
-        namespace=namespace,
-        max_history=10,
-        opts=pulumi.ResourceOptions.merge(
+        HELM_RELEASE,
+        inputs,
+        pulumi.ResourceOptions.merge(
             pulumi.ResourceOptions(parent=parent, protect=protect, depends_on=depends),
             adopted(adopt, {"metadata": {"name": release, "namespace": namespace}}),
         ),
-        **chart,
     )
 
 

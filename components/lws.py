@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.kubernetes_objects import installed_chart
+from components.provider_types import ProviderResource
 from components.secrets import platform_pull_secret
 from config.images import lws_chart, lws_image_repository, lws_pull_secret
 from config.merge import deep_merge
@@ -36,7 +36,7 @@ class LwsInstall(pulumi.ComponentResource):
     """Namespace `lws-system` (its CRD conversion webhook hard-codes it), the pull Secret of its
     image (if any) and the chart."""
 
-    release: k8s.helm.v3.Release
+    release: ProviderResource
 
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:lws:LwsInstall", name, None, opts)
@@ -50,8 +50,6 @@ class LwsInstall(pulumi.ComponentResource):
             self,
             platform_pull_secret(spec, lws_pull_secret(config), LWS_NAMESPACE),
             config.lws.adopt,
-            version=config.lws.version,
-            values=lws_values(config),
-            timeout=600,
+            {"version": config.lws.version, "values": lws_values(config), "timeout": 600},
         )
-        self.register_outputs({"release": self.release.name})
+        self.register_outputs({"release": LWS_RELEASE})

@@ -8,12 +8,12 @@ component only adds objects they pick up by label. Model autoscalers belong to t
 from __future__ import annotations
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.alert_rules import prometheus_rule_manifest
 from components.dashboard import dashboard_configmap
 from components.kubernetes_objects import custom_resource
 from components.monitoring import pod_monitor_manifest, volcano_service_monitors
+from components.provider_types import CONFIG_MAP, ProviderResource
 from config.spec import PlatformSpec
 
 
@@ -49,10 +49,5 @@ class Observability(pulumi.ComponentResource):
             )
         if config.dashboard.enabled:
             manifest = dashboard_configmap(spec)
-            k8s.core.v1.ConfigMap(
-                f"{name}-dashboard",
-                metadata=manifest["metadata"],
-                data=manifest["data"],
-                opts=pulumi.ResourceOptions(parent=self),
-            )
+            ProviderResource(f"{name}-dashboard", CONFIG_MAP, manifest, pulumi.ResourceOptions(parent=self))
         self.register_outputs({})

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.kubernetes_objects import adopted
+from components.provider_types import PRIORITY_CLASS, ProviderResource
 from config.platform_labels import MANAGED_BY
 from config.priority import PriorityClassConfig
 
@@ -13,7 +13,7 @@ from config.priority import PriorityClassConfig
 class PriorityClasses(pulumi.ComponentResource):
     """One `scheduling.k8s.io/v1` PriorityClass per configured class."""
 
-    classes: dict[str, k8s.scheduling.v1.PriorityClass]
+    classes: dict[str, ProviderResource]
 
     def __init__(
         self,
@@ -24,13 +24,16 @@ class PriorityClasses(pulumi.ComponentResource):
         super().__init__("volcano-platform:priority:PriorityClasses", name, None, opts)
         self.classes = {}
         for class_name, config in classes.items():
-            self.classes[class_name] = k8s.scheduling.v1.PriorityClass(
+            self.classes[class_name] = ProviderResource(
                 f"{name}-{class_name}",
-                metadata={"name": class_name, "labels": dict(MANAGED_BY)},
-                value=config.value,
-                preemption_policy=config.preemption_policy,
-                global_default=config.global_default,
-                description=config.description or None,
+                PRIORITY_CLASS,
+                {
+                    "metadata": {"name": class_name, "labels": dict(MANAGED_BY)},
+                    "value": config.value,
+                    "preemptionPolicy": config.preemption_policy,
+                    "globalDefault": config.global_default,
+                    "description": config.description or None,
+                },
                 # `value` and `preemptionPolicy` are immutable; the name is a contract, so the
                 # old class must go before the new one can take it.
                 opts=pulumi.ResourceOptions.merge(

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kubernetes_objects import adopted, custom_resource
+from components.provider_types import NAMESPACE, ProviderResource
 from config.platform_labels import MANAGED_BY, TENANT_LABEL
 from config.spec import PlatformSpec, TenantSpec
 from config.tenants import DefaultQueuePatch
@@ -60,7 +61,7 @@ def default_queue_patch(patch: DefaultQueuePatch) -> dict[str, Any]:
 class TenantQueues(pulumi.ComponentResource):
     """Namespaces labelled with their tenant, one Queue per tenant (parents first)."""
 
-    namespaces: dict[str, k8s.core.v1.Namespace]
+    namespaces: dict[str, ProviderResource]
     """Namespace name -> resource."""
     queues: dict[str, k8s.apiextensions.CustomResource]
     """Tenant name -> its Queue."""
@@ -77,14 +78,17 @@ class TenantQueues(pulumi.ComponentResource):
         self.queues = {}
         for tenant in spec.tenants.values():
             for namespace in tenant.namespaces:
-                self.namespaces[namespace] = k8s.core.v1.Namespace(
+                self.namespaces[namespace] = ProviderResource(
                     f"{name}-namespace-{namespace}",
-                    metadata={
-                        "name": namespace,
-                        "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
+                    NAMESPACE,
+                    {
+                        "metadata": {
+                            "name": namespace,
+                            "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
+                        }
                     },
                     # Kept by default: a namespace holds things the stack does not manage.
-                    opts=pulumi.ResourceOptions.merge(
+                    pulumi.ResourceOptions.merge(
                         pulumi.ResourceOptions(parent=self, retain_on_delete=tenant.config.retain_namespaces),
                         adopted("namespaces" in tenant.config.adopt, {"metadata": {"name": namespace}}),
                     ),

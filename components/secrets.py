@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.pod_template import SECRET_KEY
+from components.provider_types import SECRET, ProviderResource
 from config.platform_labels import MANAGED_BY
 from config.secret_refs import registries_needed, secrets_needed
 from config.spec import PlatformSpec
@@ -33,14 +33,24 @@ def registry_data(spec: PlatformSpec, registry: str) -> dict[str, str]:
 
 def registry_secret(
     name: str, spec: PlatformSpec, registry: str, namespace: str, opts: pulumi.ResourceOptions
-) -> k8s.core.v1.Secret:
+) -> ProviderResource:
     """The pull Secret of an entry of `registries` in one namespace, named after the entry."""
-    return k8s.core.v1.Secret(
+    return _secret(name, {"name": registry, "namespace": namespace}, DOCKER_CONFIG, registry_data(spec, registry), opts)
+
+
+def _secret(
+    name: str, metadata: dict[str, str], secret_type: str, data: dict[str, str], opts: pulumi.ResourceOptions
+) -> ProviderResource:
+    """A Secret whose every entry is a secret output from the start."""
+    return ProviderResource(
         name,
-        metadata={"name": registry, "namespace": namespace, "labels": dict(MANAGED_BY)},
-        type=DOCKER_CONFIG,
-        string_data={key: pulumi.Output.secret(value) for key, value in registry_data(spec, registry).items()},
-        opts=opts,
+        SECRET,
+        {
+            "metadata": {**metadata, "labels": dict(MANAGED_BY)},
+            "type": secret_type,
+            "stringData": {key: pulumi.Output.secret(value) for key, value in data.items()},
+        },
+        opts,
     )
 
 
@@ -49,7 +59,7 @@ DOCKER_CONFIG = "kubernetes.io/dockerconfigjson"
 
 def platform_pull_secret(
     spec: PlatformSpec, registry: str | None, namespace: str
-) -> Callable[[str, pulumi.ResourceOptions], k8s.core.v1.Secret] | None:
+) -> Callable[[str, pulumi.ResourceOptions], ProviderResource] | None:
     """A maker of the pull Secret for a platform namespace, or None when no registry is set."""
     if registry is None:
         return None
@@ -58,7 +68,7 @@ def platform_pull_secret(
 
 
 class WorkloadSecrets(pulumi.ComponentResource):
-    by_namespace: dict[str, list[k8s.core.v1.Secret]]
+    by_namespace: dict[str, list[ProviderResource]]
     """Namespace -> the Secrets created there (models depend on them)."""
 
     def __init__(
@@ -84,12 +94,12 @@ class WorkloadSecrets(pulumi.ComponentResource):
         for namespace, secret_name, earlier, kind, data in wanted:
             # Namespace and Secret name are joined by '/', which neither can contain, so no two
             # Secrets share a resource name (`a` + `b-c` and `a-b` + `c` once did).
-            secret = k8s.core.v1.Secret(
+            secret = _secret(
                 f"{name}/{namespace}/{secret_name}",
-                metadata={"name": secret_name, "namespace": namespace, "labels": dict(MANAGED_BY)},
-                type=kind,
-                string_data={key: pulumi.Output.secret(value) for key, value in data.items()},
-                opts=pulumi.ResourceOptions(
+                {"name": secret_name, "namespace": namespace},
+                kind,
+                data,
+                pulumi.ResourceOptions(
                     parent=self, depends_on=[namespaces[namespace]], aliases=[pulumi.Alias(name=earlier)]
                 ),
             )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.kubernetes_objects import custom_resource
+from components.provider_types import NODE_PATCH, ProviderResource
 from config.platform_labels import MANAGED_BY
 from config.topology import TopologyConfig
 from config.topology_tree import Domain, Topology
@@ -51,17 +51,16 @@ class NetworkTopology(pulumi.ComponentResource):
         super().__init__("volcano-platform:topology:NetworkTopology", name, None, opts)
         labels = config.node_labels
         if labels.enabled:
-            annotations = {PATCH_FORCE_ANNOTATION: "true"} if labels.force else {}
+            annotations = {"annotations": {PATCH_FORCE_ANNOTATION: "true"}} if labels.force else {}
             # Removing a node from the config must not strip labels from a live node unless
             # the stack asks for it: `retain_on_delete` keeps the patched fields.
             patch_opts = pulumi.ResourceOptions(parent=self, retain_on_delete=labels.retain_on_delete)
             for node in topology.node_leaf:
-                k8s.core.v1.NodePatch(
+                ProviderResource(
                     f"{name}-node-{node}",
-                    metadata=k8s.meta.v1.ObjectMetaPatchArgs(
-                        name=node, labels=topology.labels_of(node), annotations=annotations or None
-                    ),
-                    opts=patch_opts,
+                    NODE_PATCH,
+                    {"metadata": {"name": node, "labels": topology.labels_of(node), **annotations}},
+                    patch_opts,
                 )
         if topology.hyper_nodes == "explicit":
             created: dict[str, pulumi.Resource] = {}

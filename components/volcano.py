@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.kubernetes_objects import installed_chart
+from components.provider_types import ProviderResource
 from components.secrets import platform_pull_secret
 from components.volcano_values import volcano_values
 from config.images import volcano_chart, volcano_pull_secret
@@ -23,7 +23,7 @@ class VolcanoInstall(pulumi.ComponentResource):
     uninstalling the chart deletes the CRDs and every object of those kinds.
     """
 
-    release: k8s.helm.v3.Release
+    release: ProviderResource
 
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:volcano:VolcanoInstall", name, None, opts)
@@ -37,10 +37,12 @@ class VolcanoInstall(pulumi.ComponentResource):
             self,
             platform_pull_secret(spec, volcano_pull_secret(spec.config), VOLCANO_NAMESPACE),
             volcano.adopt,
-            version=volcano.version,
-            values=volcano_values(spec),
-            # The admission init Job must finish before Queues can be created.
-            wait_for_jobs=True,
-            timeout=900,
+            {
+                "version": volcano.version,
+                "values": volcano_values(spec),
+                # The admission init Job must finish before Queues can be created.
+                "waitForJobs": True,
+                "timeout": 900,
+            },
         )
-        self.register_outputs({"release": self.release.name, "namespace": VOLCANO_NAMESPACE})
+        self.register_outputs({"release": VOLCANO_RELEASE, "namespace": VOLCANO_NAMESPACE})

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 import gc
 
-gc.disable()  # see main(): the imports below create only long-lived objects
+if __name__ == "__main__":
+    # A command runs at most two programs and ends with `os._exit`, so the cyclic collector stays
+    # off: it would trace the hundreds of thousands of objects the imports and the runs create,
+    # nearly all of which live until the end (tracing them during the imports alone was a tenth of
+    # an example render, and collecting a 10,000-node run's leftovers three seconds), only to free
+    # what exiting frees anyway. `main()` called in-process (tests) leaves the collector alone.
+    gc.disable()
 
 import argparse
 import sys
@@ -115,10 +121,6 @@ CONFIG_FILE_HELP = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    # Importing the SDK, pydantic and the program's modules creates hundreds of thousands of
-    # objects that live as long as the process; the cyclic collector scanning them during the
-    # imports was a tenth of an example render. Collection resumes for the commands themselves.
-    gc.enable()
     parser = argparse.ArgumentParser(
         prog="python -m offline",
         description="Render, diff and check stacks of the program offline, under Pulumi's mock runtime: no cluster, "

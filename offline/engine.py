@@ -5,6 +5,7 @@ registers: types, names, inputs and resource options. No cluster, credentials or
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import contextvars
 import gc
@@ -199,20 +200,20 @@ def _engine_only_shortcuts() -> Iterator[None]:
 
     - The SDK records a stack trace with every registration (it walks and stats every frame; a
       tenth of a large run) for the real engine's diagnostics; the mock monitor never reads it.
-    - The program tunes the cyclic collector for one long run (`__main__.py`); afterwards the
-      process gets its own settings back, and what the program froze can be collected again.
+    - The program turns the cyclic collector off for its one long run and has the heap frozen at
+      exit (`__main__.py`); afterwards the process gets its own collector setting back and no
+      exit hook, so the run's cycles are collected.
     """
     capture = getattr(sdk_resource, "_get_stack_trace", None)
     if capture is not None:
         sdk_resource._get_stack_trace = source_pb2.StackTrace  # an empty trace, as for an unknown caller
-    thresholds, enabled = gc.get_threshold(), gc.isenabled()
+    enabled = gc.isenabled()
     try:
         yield
     finally:
         if capture is not None:
             sdk_resource._get_stack_trace = capture
-        gc.unfreeze()
-        gc.set_threshold(*thresholds)
+        atexit.unregister(gc.freeze)
         (gc.enable if enabled else gc.disable)()
 
 

@@ -20,6 +20,7 @@ FIELDS = {
     "program_s",
     "floor_s",
     "ratio",
+    "host_s",
     "peak_rss_mb",
 }
 
@@ -38,6 +39,7 @@ def test_small_size_prints_the_documented_fields() -> None:
     assert row["size"] == "small" and row["nodes"] == 128 and row["models"] == 10
     assert row["resources"] == sum(row["by_kind"].values()) and row["by_kind"]["NodePatch"] == 128
     assert row["program_s"] > 0 and row["floor_s"] > 0
+    assert row["host_s"] > 0 and abs(row["host_ms_per_resource"] - 1000 * row["host_s"] / row["resources"]) < 0.01
     assert abs(row["ratio"] - row["program_s"] / row["floor_s"]) < 0.05
 
 

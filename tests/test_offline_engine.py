@@ -314,6 +314,7 @@ def test_twenty_concurrent_renders_print_nothing_on_stderr(tmp_path: Path) -> No
 def test_the_engines_shortcuts_change_nothing_that_is_registered() -> None:
     """Skipping the SDK's stack capture and the program's collector tuning are about time only:
     the registrations (URNs, inputs, options) are the same as with neither."""
+    import atexit
     import contextvars
     import dataclasses
     import gc
@@ -323,12 +324,12 @@ def test_the_engines_shortcuts_change_nothing_that_is_registered() -> None:
 
     stack = read_stack(PROJECT_DIR, "aicloud-a")
     fast = run_program(PROJECT_DIR, stack)
-    thresholds = gc.get_threshold()
+    enabled = gc.isenabled()
     plain = contextvars.Context().run(
         engine._run_mocked, stack, lambda: runpy.run_path(str(PROJECT_DIR), run_name="__main__")
     )
-    gc.set_threshold(*thresholds)  # undo what the program set, as the engine does
-    gc.unfreeze()
+    (gc.enable if enabled else gc.disable)()  # undo what the program set, as the engine does
+    atexit.unregister(gc.freeze)
 
     def comparable(run: Any) -> dict[str, dict[str, Any]]:
         # Keyed by URN: registrations arrive in whatever order the event loop runs them.
@@ -337,17 +338,23 @@ def test_the_engines_shortcuts_change_nothing_that_is_registered() -> None:
     assert comparable(fast) == comparable(plain) and len(fast.registrations) > 150
 
 
-def test_a_run_leaves_the_process_as_it_found_it() -> None:
-    """The program freezes the heap and raises the collector's thresholds for its one long run;
-    the engine gives a process that renders many stacks its own settings back."""
+def test_a_run_leaves_the_process_as_it_found_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program turns the cyclic collector off for its one long run and freezes the heap at
+    exit; the engine gives a process that renders many stacks its own settings back."""
+    import atexit
     import gc
 
     from pulumi.runtime import resource as sdk_resource
 
+    hooks: list[Any] = []
+    monkeypatch.setattr(atexit, "register", hooks.append)
+    monkeypatch.setattr(atexit, "unregister", hooks.remove)
     capture = sdk_resource._get_stack_trace
-    before, enabled = gc.get_threshold(), gc.isenabled()
+    before = gc.get_threshold()
+    assert gc.isenabled()
     run_program(PROJECT_DIR, read_stack(PROJECT_DIR, "dev"))
-    assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and gc.isenabled() == enabled
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0 and gc.isenabled()
+    assert hooks == []
     assert sdk_resource._get_stack_trace is capture
 
 

@@ -1,0 +1,121 @@
+"""The Kubernetes provider's resource types the program registers, registered without
+pulumi-kubernetes' generated classes.
+
+A generated class (`k8s.core.v1.Namespace`, `k8s.helm.v3.Release`, ...) only shapes a
+registration: the type token, the inputs it always sets (`apiVersion` and `kind`; `compat` for a
+Helm Release), the provider's version in the options, aliases to the same kind's older API
+versions and the inputs it keeps secret. Importing the classes costs far more than that: a module
+per API group builds every class and typed input and output of the group (`core/v1` alone is some
+1,500 classes, a quarter of a second), and each registration's outputs are translated back into
+those types. That was a third of an example render, and of every `pulumi preview`.
+
+`ProviderResource` sends the engine the same registration from a manifest the pure builders made.
+`tests/test_provider_types.py` registers every type below both ways and compares the requests
+field by field, so an upgrade of pulumi-kubernetes whose classes send something else fails there,
+naming the difference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pulumi_kubernetes import _utilities as provider_package
+
+
+@dataclass(frozen=True)
+class ProviderType:
+    """What pulumi-kubernetes' generated class of one resource type adds to a registration."""
+
+    token: str
+    fixed_inputs: Mapping[str, str]
+    """Inputs the class always sends, whatever the caller passes."""
+    aliases: tuple[str, ...] = ()
+    """Types of the kind's older API versions: a stack that registered one updates in place."""
+    secret_inputs: tuple[str, ...] = ()
+    """Inputs sent as secrets, and kept secret in the outputs and the state."""
+
+
+def _built_in(
+    api_version: str,
+    kind: str,
+    *,
+    patch: bool = False,
+    aliases: tuple[str, ...] = (),
+    secret_inputs: tuple[str, ...] = (),
+) -> ProviderType:
+    """A built-in kind: the core group is `core` in the token and absent from `apiVersion`."""
+    group_version = api_version if "/" in api_version else f"core/{api_version}"
+    return ProviderType(
+        f"kubernetes:{group_version}:{kind}{'Patch' if patch else ''}",
+        {"apiVersion": api_version, "kind": kind},
+        aliases,
+        secret_inputs,
+    )
+
+
+NAMESPACE = _built_in("v1", "Namespace")
+SERVICE = _built_in("v1", "Service")
+CONFIG_MAP = _built_in("v1", "ConfigMap")
+SECRET = _built_in("v1", "Secret", secret_inputs=("data", "stringData"))
+NODE_PATCH = _built_in("v1", "Node", patch=True)
+"""A server-side-apply patch of a Node the stack does not own."""
+DEPLOYMENT = _built_in(
+    "apps/v1",
+    "Deployment",
+    aliases=(
+        "kubernetes:apps/v1beta1:Deployment",
+        "kubernetes:apps/v1beta2:Deployment",
+        "kubernetes:extensions/v1beta1:Deployment",
+    ),
+)
+PRIORITY_CLASS = _built_in(
+    "scheduling.k8s.io/v1",
+    "PriorityClass",
+    aliases=(
+        "kubernetes:scheduling.k8s.io/v1alpha1:PriorityClass",
+        "kubernetes:scheduling.k8s.io/v1beta1:PriorityClass",
+    ),
+)
+HORIZONTAL_POD_AUTOSCALER = _built_in(
+    "autoscaling/v2",
+    "HorizontalPodAutoscaler",
+    aliases=(
+        "kubernetes:autoscaling/v1:HorizontalPodAutoscaler",
+        "kubernetes:autoscaling/v2beta1:HorizontalPodAutoscaler",
+        "kubernetes:autoscaling/v2beta2:HorizontalPodAutoscaler",
+    ),
+)
+HELM_RELEASE = ProviderType("kubernetes:helm.sh/v3:Release", {"compat": "true"})
+"""A Helm release the provider installs with Helm's own library (hooks included)."""
+
+
+class ProviderResource(pulumi.CustomResource):
+    """One resource of the Kubernetes provider, from its inputs in the API's own spelling (a
+    manifest's `metadata`, `spec`, `data`, ...; a Release's `chart`, `maxHistory`, ...)."""
+
+    def __init__(
+        self,
+        name: str,
+        provider_type: ProviderType,
+        inputs: Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        for key, value in provider_type.fixed_inputs.items():
+            given = inputs.get(key, value)
+            if given != value:
+                raise ValueError(f"{provider_type.token} {name!r}: {key} is {value!r}, not {given!r}")
+        props: dict[str, Any] = {**inputs, **provider_type.fixed_inputs}
+        for key in provider_type.secret_inputs:
+            if props.get(key) is not None:
+                props[key] = pulumi.Output.secret(props[key])
+        options = pulumi.ResourceOptions.merge(provider_package.get_resource_opts_defaults(), opts)
+        if provider_type.aliases:
+            aliases = [pulumi.Alias(type_=token) for token in provider_type.aliases]
+            options = pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(aliases=aliases))
+        if provider_type.secret_inputs:
+            secret = pulumi.ResourceOptions(additional_secret_outputs=list(provider_type.secret_inputs))
+            options = pulumi.ResourceOptions.merge(options, secret)
+        super().__init__(provider_type.token, name, props, options)

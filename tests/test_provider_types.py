@@ -1,0 +1,152 @@
+"""The program registers the Kubernetes provider's types without pulumi-kubernetes' generated
+classes; the engine must receive exactly what those classes would send."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+from google.protobuf.json_format import MessageToDict
+from pulumi.runtime import rpc
+
+from components import provider_types
+from components.provider_types import ProviderResource, ProviderType
+from offline import engine
+from offline.engine import Registration
+from offline.render import StackRender
+from offline.stackfile import read_stack
+from tests.conftest import PROJECT_DIR, STACKS
+
+PROVIDER_TYPES = {t.token: t for t in vars(provider_types).values() if isinstance(t, ProviderType)}
+_CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _program_registrations(committed_render: Callable[[str], StackRender]) -> dict[str, Registration]:
+    """One registration of each provider type, as the committed stacks register it: the one with
+    the most inputs (a PriorityClass with a description, the Release that waits for jobs)."""
+    found: dict[str, Registration] = {}
+    for stack in STACKS:
+        for reg in committed_render(stack).run.registrations:
+            if reg.type not in PROVIDER_TYPES:
+                continue
+            if reg.type not in found or len(reg.inputs) > len(found[reg.type].inputs):
+                found[reg.type] = reg
+    return found
+
+
+def _generated_class(token: str) -> Any:
+    """`kubernetes:scheduling.k8s.io/v1:PriorityClass` -> k8s.scheduling.v1.PriorityClass."""
+    _, group_version, kind = token.split(":")
+    group, version = group_version.split("/")
+    return getattr(getattr(getattr(k8s, group.split(".")[0]), version), kind)
+
+
+def _keyword_arguments(inputs: dict[str, Any], fixed: dict[str, str]) -> dict[str, Any]:
+    return {_CAMEL_HUMP.sub("_", key).lower(): value for key, value in inputs.items() if key not in fixed}
+
+
+def _secret_values(inputs: dict[str, Any], provider_type: ProviderType) -> dict[str, Any]:
+    """The program passes each secret entry as a secret; the recorded inputs hold placeholders.
+    Called inside the run: an output belongs to the event loop it was made on."""
+    out = dict(inputs)
+    for key in provider_type.secret_inputs:
+        if key in out:
+            out[key] = {k: pulumi.Output.secret(v) for k, v in out[key].items()}
+    return out
+
+
+def _requests(monkeypatch: pytest.MonkeyPatch, register: Callable[[pulumi.ResourceOptions], None]) -> dict[str, Any]:
+    """Every registration request of one run, by resource name, as the engine receives it (the
+    caller's source position and stack trace aside: they differ by construction)."""
+    captured: dict[str, Any] = {}
+
+    class RawMonitor(engine._RecordingMonitor):
+        def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+            message = MessageToDict(request)
+            message.pop("sourcePosition", None)
+            message.pop("stackTrace", None)
+            captured[request.name] = message
+            return super().RegisterResource(request)
+
+    monkeypatch.setattr(engine, "_RecordingMonitor", RawMonitor)
+
+    def body() -> dict[str, Any]:
+        parent = pulumi.ComponentResource("test:index:Parent", "parent")
+        dependency = pulumi.ComponentResource("test:index:Dependency", "dependency")
+        register(
+            pulumi.ResourceOptions(
+                parent=parent,
+                depends_on=[dependency],
+                aliases=[pulumi.Alias(name="earlier-name")],
+                delete_before_replace=True,
+                custom_timeouts=pulumi.CustomTimeouts(create="20m"),
+            )
+        )
+        return {}
+
+    result = engine.run_callable(read_stack(PROJECT_DIR, "dev"), body)
+    assert result.config_error is None
+    return captured
+
+
+def test_every_provider_type_is_one_the_program_registers(committed_render: Callable[[str], StackRender]) -> None:
+    assert sorted(_program_registrations(committed_render)) == sorted(PROVIDER_TYPES)
+
+
+@pytest.mark.parametrize("token", sorted(PROVIDER_TYPES))
+def test_registration_is_what_the_generated_class_sends(
+    token: str, monkeypatch: pytest.MonkeyPatch, committed_render: Callable[[str], StackRender]
+) -> None:
+    provider_type = PROVIDER_TYPES[token]
+    recorded = _program_registrations(committed_render)[token].inputs
+    fixed = dict(provider_type.fixed_inputs)
+    generated = _generated_class(token)
+
+    def register_ours(opts: pulumi.ResourceOptions) -> None:
+        ProviderResource("object", provider_type, _secret_values(recorded, provider_type), opts)
+
+    def register_theirs(opts: pulumi.ResourceOptions) -> None:
+        generated("object", opts=opts, **_keyword_arguments(_secret_values(recorded, provider_type), fixed))
+
+    ours = _requests(monkeypatch, register_ours)["object"]
+    theirs = _requests(monkeypatch, register_theirs)["object"]
+    assert ours == theirs
+    assert ours["type"] == token
+
+
+def test_a_secret_stays_secret_in_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    inputs = {"metadata": {"name": "s"}, "stringData": {"token": "plain"}}
+    request = _requests(monkeypatch, lambda opts: ProviderResource("s", provider_types.SECRET, inputs, opts))["s"]
+    assert request["additionalSecretOutputs"] == ["data", "stringData"]
+    assert request["object"]["stringData"][rpc._special_sig_key] == rpc._special_secret_sig
+
+
+def test_a_manifest_of_another_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="kind is 'Namespace', not 'Service'"):
+        ProviderResource("x", provider_types.NAMESPACE, {"kind": "Service"})
+
+
+def test_a_render_imports_no_generated_class() -> None:
+    """Importing one API group's generated classes costs more than registering an example
+    cluster; a render must not pull any in."""
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from offline.render import render_stack\n"
+        f"render_stack(Path({str(PROJECT_DIR)!r}), 'aicloud-b')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('pulumi_kubernetes.'))))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT_DIR, check=True, capture_output=True, text=True
+    ).stdout
+    # `pulumi_kubernetes.<group>` alone is a lazy stub; its modules hold the generated code. Custom
+    # resources (Volcano, LWS, monitoring) use `apiextensions.CustomResource`, which loads `meta`.
+    groups = {m.split(".")[1] for m in json.loads(loaded) if m.count(".") >= 2}
+    assert groups == {"apiextensions", "meta"}
