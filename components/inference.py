@@ -9,7 +9,7 @@ import pulumi
 
 from components.autoscaling import autoscaler_manifest
 from components.kubernetes_objects import adopted, custom_resource
-from components.provider_types import DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, SERVICE, ProviderResource
+from components.kubernetes_types import DEPLOYMENT, HORIZONTAL_POD_AUTOSCALER, SERVICE, KubernetesResource
 from components.workloads import (
     deployment_manifest,
     leaderworkerset_manifest,
@@ -41,7 +41,7 @@ class ModelDependencies:
 def _service(name: str, model: ModelSpec, opts: pulumi.ResourceOptions) -> str:
     """Registers the model's Service; returns its name."""
     manifest = service_manifest(model)
-    ProviderResource(
+    KubernetesResource(
         f"{name}-service",
         SERVICE,
         manifest,
@@ -75,7 +75,7 @@ def _autoscaler(
         return
     manifest = autoscaler_manifest(model, observability)
     if manifest["kind"] == "HorizontalPodAutoscaler":
-        ProviderResource(f"{name}-hpa", HORIZONTAL_POD_AUTOSCALER, manifest, opts)
+        KubernetesResource(f"{name}-hpa", HORIZONTAL_POD_AUTOSCALER, manifest, opts)
     else:
         custom_resource(f"{name}-scaledobject", manifest, opts)
 
@@ -91,7 +91,7 @@ class SingleNodeModel(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=deps.resources())
         manifest = deployment_manifest(model)
         create, update = rollout_timeouts(model)
-        deployment = ProviderResource(
+        deployment = KubernetesResource(
             f"{name}-deployment",
             DEPLOYMENT,
             manifest,

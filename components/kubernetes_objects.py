@@ -6,25 +6,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.provider_types import HELM_RELEASE, NAMESPACE, ProviderResource
+from components.kubernetes_types import HELM_RELEASE, NAMESPACE, KubernetesResource, custom_kind
 from config.images import ChartSource
 from config.platform_labels import MANAGED_BY
 
 
-def custom_resource(
-    name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions
-) -> k8s.apiextensions.CustomResource:
-    """A Volcano or LeaderWorkerSet object from its manifest (the pure builders produce those)."""
-    return k8s.apiextensions.CustomResource(
-        name,
-        api_version=manifest["apiVersion"],
-        kind=manifest["kind"],
-        metadata=manifest["metadata"],
-        spec=manifest["spec"],
-        opts=opts,
-    )
+def custom_resource(name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> KubernetesResource:
+    """An object of a kind a CRD defines (Volcano, LWS, monitoring, KEDA) from its manifest (the
+    pure builders produce those)."""
+    return KubernetesResource(name, custom_kind(manifest["apiVersion"], manifest["kind"]), manifest, opts)
 
 
 def installed_chart(
@@ -37,13 +28,13 @@ def installed_chart(
     pull_secret: Callable[[str, pulumi.ResourceOptions], pulumi.Resource] | None,
     adopt: bool,
     chart: dict[str, Any],
-) -> ProviderResource:
+) -> KubernetesResource:
     """A platform component's namespace, the pull Secret of its images (made by `pull_secret`,
     if any) and its Helm release, from a chart repository or an OCI reference. `protect` guards
     the namespace too: deleting it would take the release's objects with it. `adopt` takes over a
     release (and namespace) installed by hand. `chart` holds the Release's other inputs (`version`,
     `values`, `timeout`, ...) in the provider's spelling."""
-    created = ProviderResource(
+    created = KubernetesResource(
         f"{prefix}-namespace",
         NAMESPACE,
         {"metadata": {"name": namespace, "labels": dict(MANAGED_BY)}},
@@ -65,7 +56,7 @@ def installed_chart(
     }
     if source.repository is not None:
         inputs["repositoryOpts"] = {"repo": source.repository}
-    return ProviderResource(
+    return KubernetesResource(
         f"{prefix}-release",
         HELM_RELEASE,
         inputs,

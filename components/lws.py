@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from components.kubernetes_objects import installed_chart
-from components.provider_types import ProviderResource
+from components.kubernetes_types import KubernetesResource
 from components.secrets import platform_pull_secret
 from config.images import lws_chart, lws_image_repository, lws_pull_secret
 from config.merge import deep_merge
@@ -36,7 +36,7 @@ class LwsInstall(pulumi.ComponentResource):
     """Namespace `lws-system` (its CRD conversion webhook hard-codes it), the pull Secret of its
     image (if any) and the chart."""
 
-    release: ProviderResource
+    release: KubernetesResource
 
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:lws:LwsInstall", name, None, opts)

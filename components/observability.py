@@ -12,8 +12,8 @@ import pulumi
 from components.alert_rules import prometheus_rule_manifest
 from components.dashboard import dashboard_configmap
 from components.kubernetes_objects import custom_resource
+from components.kubernetes_types import CONFIG_MAP, KubernetesResource
 from components.monitoring import pod_monitor_manifest, volcano_service_monitors
-from components.provider_types import CONFIG_MAP, ProviderResource
 from config.spec import PlatformSpec
 
 
@@ -49,5 +49,5 @@ class Observability(pulumi.ComponentResource):
             )
         if config.dashboard.enabled:
             manifest = dashboard_configmap(spec)
-            ProviderResource(f"{name}-dashboard", CONFIG_MAP, manifest, pulumi.ResourceOptions(parent=self))
+            KubernetesResource(f"{name}-dashboard", CONFIG_MAP, manifest, pulumi.ResourceOptions(parent=self))
         self.register_outputs({})

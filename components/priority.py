@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from components.kubernetes_objects import adopted
-from components.provider_types import PRIORITY_CLASS, ProviderResource
+from components.kubernetes_types import PRIORITY_CLASS, KubernetesResource
 from config.platform_labels import MANAGED_BY
 from config.priority import PriorityClassConfig
 
@@ -13,7 +13,7 @@ from config.priority import PriorityClassConfig
 class PriorityClasses(pulumi.ComponentResource):
     """One `scheduling.k8s.io/v1` PriorityClass per configured class."""
 
-    classes: dict[str, ProviderResource]
+    classes: dict[str, KubernetesResource]
 
     def __init__(
         self,
@@ -24,7 +24,7 @@ class PriorityClasses(pulumi.ComponentResource):
         super().__init__("volcano-platform:priority:PriorityClasses", name, None, opts)
         self.classes = {}
         for class_name, config in classes.items():
-            self.classes[class_name] = ProviderResource(
+            self.classes[class_name] = KubernetesResource(
                 f"{name}-{class_name}",
                 PRIORITY_CLASS,
                 {

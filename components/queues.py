@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.kubernetes_objects import adopted, custom_resource
-from components.provider_types import NAMESPACE, ProviderResource
+from components.kubernetes_types import NAMESPACE, KubernetesResource, custom_kind
 from config.platform_labels import MANAGED_BY, TENANT_LABEL
 from config.spec import PlatformSpec, TenantSpec
 from config.tenants import DefaultQueuePatch
@@ -61,9 +60,9 @@ def default_queue_patch(patch: DefaultQueuePatch) -> dict[str, Any]:
 class TenantQueues(pulumi.ComponentResource):
     """Namespaces labelled with their tenant, one Queue per tenant (parents first)."""
 
-    namespaces: dict[str, ProviderResource]
+    namespaces: dict[str, KubernetesResource]
     """Namespace name -> resource."""
-    queues: dict[str, k8s.apiextensions.CustomResource]
+    queues: dict[str, KubernetesResource]
     """Tenant name -> its Queue."""
 
     def __init__(
@@ -78,7 +77,7 @@ class TenantQueues(pulumi.ComponentResource):
         self.queues = {}
         for tenant in spec.tenants.values():
             for namespace in tenant.namespaces:
-                self.namespaces[namespace] = ProviderResource(
+                self.namespaces[namespace] = KubernetesResource(
                     f"{name}-namespace-{namespace}",
                     NAMESPACE,
                     {
@@ -109,12 +108,13 @@ class TenantQueues(pulumi.ComponentResource):
             # The scheduler created `default` and owns its `weight` and `reclaimable` under
             # server-side apply; without force, changing them is a conflict at `pulumi up` that no
             # preview shows.
-            k8s.apiextensions.CustomResourcePatch(
+            KubernetesResource(
                 f"{name}-default-queue",
-                api_version=QUEUE_API_VERSION,
-                kind="Queue",
-                metadata={"name": "default", "annotations": {PATCH_FORCE_ANNOTATION: "true"}},
-                spec=default_queue_patch(spec.config.default_queue),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[volcano]),
+                custom_kind(QUEUE_API_VERSION, "Queue", patch=True),
+                {
+                    "metadata": {"name": "default", "annotations": {PATCH_FORCE_ANNOTATION: "true"}},
+                    "spec": default_queue_patch(spec.config.default_queue),
+                },
+                pulumi.ResourceOptions(parent=self, depends_on=[volcano]),
             )
         self.register_outputs({"queues": spec.queue_names})

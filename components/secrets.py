@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pulumi
 
+from components.kubernetes_types import SECRET, KubernetesResource
 from components.pod_template import SECRET_KEY
-from components.provider_types import SECRET, ProviderResource
 from config.platform_labels import MANAGED_BY
 from config.secret_refs import registries_needed, secrets_needed
 from config.spec import PlatformSpec
@@ -33,16 +33,16 @@ def registry_data(spec: PlatformSpec, registry: str) -> dict[str, str]:
 
 def registry_secret(
     name: str, spec: PlatformSpec, registry: str, namespace: str, opts: pulumi.ResourceOptions
-) -> ProviderResource:
+) -> KubernetesResource:
     """The pull Secret of an entry of `registries` in one namespace, named after the entry."""
     return _secret(name, {"name": registry, "namespace": namespace}, DOCKER_CONFIG, registry_data(spec, registry), opts)
 
 
 def _secret(
     name: str, metadata: dict[str, str], secret_type: str, data: dict[str, str], opts: pulumi.ResourceOptions
-) -> ProviderResource:
+) -> KubernetesResource:
     """A Secret whose every entry is a secret output from the start."""
-    return ProviderResource(
+    return KubernetesResource(
         name,
         SECRET,
         {
@@ -59,7 +59,7 @@ DOCKER_CONFIG = "kubernetes.io/dockerconfigjson"
 
 def platform_pull_secret(
     spec: PlatformSpec, registry: str | None, namespace: str
-) -> Callable[[str, pulumi.ResourceOptions], ProviderResource] | None:
+) -> Callable[[str, pulumi.ResourceOptions], KubernetesResource] | None:
     """A maker of the pull Secret for a platform namespace, or None when no registry is set."""
     if registry is None:
         return None
@@ -68,7 +68,7 @@ def platform_pull_secret(
 
 
 class WorkloadSecrets(pulumi.ComponentResource):
-    by_namespace: dict[str, list[ProviderResource]]
+    by_namespace: dict[str, list[KubernetesResource]]
     """Namespace -> the Secrets created there (models depend on them)."""
 
     def __init__(

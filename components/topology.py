@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from components.kubernetes_objects import custom_resource
-from components.provider_types import NODE_PATCH, ProviderResource
+from components.kubernetes_types import NODE_PATCH, KubernetesResource
 from config.platform_labels import MANAGED_BY
 from config.topology import TopologyConfig
 from config.topology_tree import Domain, Topology
@@ -56,7 +56,7 @@ class NetworkTopology(pulumi.ComponentResource):
             # the stack asks for it: `retain_on_delete` keeps the patched fields.
             patch_opts = pulumi.ResourceOptions(parent=self, retain_on_delete=labels.retain_on_delete)
             for node in topology.node_leaf:
-                ProviderResource(
+                KubernetesResource(
                     f"{name}-node-{node}",
                     NODE_PATCH,
                     {"metadata": {"name": node, "labels": topology.labels_of(node), **annotations}},

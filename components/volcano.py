@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 
 from components.kubernetes_objects import installed_chart
-from components.provider_types import ProviderResource
+from components.kubernetes_types import KubernetesResource
 from components.secrets import platform_pull_secret
 from components.volcano_values import volcano_values
 from config.images import volcano_chart, volcano_pull_secret
@@ -23,7 +23,7 @@ class VolcanoInstall(pulumi.ComponentResource):
     uninstalling the chart deletes the CRDs and every object of those kinds.
     """
 
-    release: ProviderResource
+    release: KubernetesResource
 
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:volcano:VolcanoInstall", name, None, opts)

@@ -16,26 +16,26 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 from pulumi.runtime import rpc
 
-from components import provider_types
-from components.provider_types import ProviderResource, ProviderType
+from components import kubernetes_types
+from components.kubernetes_types import KubernetesResource, KubernetesType, custom_kind
 from offline import engine
 from offline.engine import Registration
 from offline.render import StackRender
 from offline.stackfile import read_stack
 from tests.conftest import PROJECT_DIR, STACKS
 
-PROVIDER_TYPES = {t.token: t for t in vars(provider_types).values() if isinstance(t, ProviderType)}
+KUBERNETES_TYPES = {t.token: t for t in vars(kubernetes_types).values() if isinstance(t, KubernetesType)}
 _CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 def _program_registrations(committed_render: Callable[[str], StackRender]) -> dict[str, Registration]:
-    """One registration of each provider type, as the committed stacks register it: the one with
-    the most inputs (a PriorityClass with a description, the Release that waits for jobs)."""
+    """One registration of each Kubernetes type the committed stacks register: the one with the
+    most inputs (a PriorityClass with a description, the Release that waits for jobs)."""
     found: dict[str, Registration] = {}
     for stack in STACKS:
         for reg in committed_render(stack).run.registrations:
-            if reg.type not in PROVIDER_TYPES:
-                continue
+            if not reg.custom or not reg.type.startswith("kubernetes:"):
+                continue  # components and the provider
             if reg.type not in found or len(reg.inputs) > len(found[reg.type].inputs):
                 found[reg.type] = reg
     return found
@@ -48,15 +48,27 @@ def _generated_class(token: str) -> Any:
     return getattr(getattr(getattr(k8s, group.split(".")[0]), version), kind)
 
 
+def _custom_resource(token: str) -> Callable[..., Any]:
+    """pulumi-kubernetes' class for an object of a kind a CRD defines."""
+    generated = k8s.apiextensions.CustomResourcePatch if token.endswith("Patch") else k8s.apiextensions.CustomResource
+
+    def register(name: str, opts: pulumi.ResourceOptions, **inputs: Any) -> Any:
+        return generated(
+            name, inputs["api_version"], inputs["kind"], spec=inputs.get("spec"), metadata=inputs["metadata"], opts=opts
+        )
+
+    return register
+
+
 def _keyword_arguments(inputs: dict[str, Any], fixed: dict[str, str]) -> dict[str, Any]:
     return {_CAMEL_HUMP.sub("_", key).lower(): value for key, value in inputs.items() if key not in fixed}
 
 
-def _secret_values(inputs: dict[str, Any], provider_type: ProviderType) -> dict[str, Any]:
+def _secret_values(inputs: dict[str, Any], kubernetes_type: KubernetesType) -> dict[str, Any]:
     """The program passes each secret entry as a secret; the recorded inputs hold placeholders.
     Called inside the run: an output belongs to the event loop it was made on."""
     out = dict(inputs)
-    for key in provider_type.secret_inputs:
+    for key in kubernetes_type.secret_inputs:
         if key in out:
             out[key] = {k: pulumi.Output.secret(v) for k, v in out[key].items()}
     return out
@@ -96,41 +108,66 @@ def _requests(monkeypatch: pytest.MonkeyPatch, register: Callable[[pulumi.Resour
     return captured
 
 
-def test_every_provider_type_is_one_the_program_registers(committed_render: Callable[[str], StackRender]) -> None:
-    assert sorted(_program_registrations(committed_render)) == sorted(PROVIDER_TYPES)
-
-
-@pytest.mark.parametrize("token", sorted(PROVIDER_TYPES))
-def test_registration_is_what_the_generated_class_sends(
-    token: str, monkeypatch: pytest.MonkeyPatch, committed_render: Callable[[str], StackRender]
+def _same_request(
+    monkeypatch: pytest.MonkeyPatch,
+    kubernetes_type: KubernetesType,
+    inputs: dict[str, Any],
+    generated: Callable[..., Any],
+    generated_skips: dict[str, str],
 ) -> None:
-    provider_type = PROVIDER_TYPES[token]
-    recorded = _program_registrations(committed_render)[token].inputs
-    fixed = dict(provider_type.fixed_inputs)
-    generated = _generated_class(token)
-
     def register_ours(opts: pulumi.ResourceOptions) -> None:
-        ProviderResource("object", provider_type, _secret_values(recorded, provider_type), opts)
+        KubernetesResource("object", kubernetes_type, _secret_values(inputs, kubernetes_type), opts)
 
     def register_theirs(opts: pulumi.ResourceOptions) -> None:
-        generated("object", opts=opts, **_keyword_arguments(_secret_values(recorded, provider_type), fixed))
+        generated("object", opts=opts, **_keyword_arguments(_secret_values(inputs, kubernetes_type), generated_skips))
 
     ours = _requests(monkeypatch, register_ours)["object"]
     theirs = _requests(monkeypatch, register_theirs)["object"]
     assert ours == theirs
-    assert ours["type"] == token
+    assert ours["type"] == kubernetes_type.token
+
+
+def test_every_built_in_type_is_one_the_program_registers(committed_render: Callable[[str], StackRender]) -> None:
+    registered = _program_registrations(committed_render)
+    assert set(KUBERNETES_TYPES) <= set(registered)
+    # Kubernetes' own groups have no dot (`apps`) or end in `.k8s.io`; everything else is a CRD's.
+    groups = {token.split(":")[1].split("/")[0] for token in registered if token not in KUBERNETES_TYPES}
+    assert all("." in group and not group.endswith(".k8s.io") for group in groups), groups
+
+
+@pytest.mark.parametrize("token", sorted(KUBERNETES_TYPES))
+def test_registration_is_what_the_generated_class_sends(
+    token: str, monkeypatch: pytest.MonkeyPatch, committed_render: Callable[[str], StackRender]
+) -> None:
+    kubernetes_type = KUBERNETES_TYPES[token]
+    recorded = _program_registrations(committed_render)[token].inputs
+    _same_request(monkeypatch, kubernetes_type, recorded, _generated_class(token), dict(kubernetes_type.fixed_inputs))
+
+
+def test_custom_objects_are_registered_as_custom_resource_registers_them(
+    monkeypatch: pytest.MonkeyPatch, committed_render: Callable[[str], StackRender]
+) -> None:
+    """Volcano, LWS, monitoring and KEDA objects, and the patch of the default queue."""
+    registered = _program_registrations(committed_render)
+    custom = sorted(token for token in registered if token not in KUBERNETES_TYPES)
+    assert len(custom) >= 9 and any(token.endswith("Patch") for token in custom)
+    for token in custom:
+        inputs = registered[token].inputs
+        kind = custom_kind(inputs["apiVersion"], inputs["kind"], patch=token.endswith("Patch"))
+        assert set(inputs) == {"apiVersion", "kind", "metadata", "spec"}, token  # all the generated class sends
+        _same_request(monkeypatch, kind, inputs, _custom_resource(token), {})
 
 
 def test_a_secret_stays_secret_in_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
     inputs = {"metadata": {"name": "s"}, "stringData": {"token": "plain"}}
-    request = _requests(monkeypatch, lambda opts: ProviderResource("s", provider_types.SECRET, inputs, opts))["s"]
+    request = _requests(monkeypatch, lambda opts: KubernetesResource("s", kubernetes_types.SECRET, inputs, opts))["s"]
     assert request["additionalSecretOutputs"] == ["data", "stringData"]
     assert request["object"]["stringData"][rpc._special_sig_key] == rpc._special_secret_sig
 
 
 def test_a_manifest_of_another_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="kind is 'Namespace', not 'Service'"):
-        ProviderResource("x", provider_types.NAMESPACE, {"kind": "Service"})
+        KubernetesResource("x", kubernetes_types.NAMESPACE, {"kind": "Service"})
 
 
 def test_a_render_imports_no_generated_class() -> None:
@@ -146,7 +183,6 @@ def test_a_render_imports_no_generated_class() -> None:
     loaded = subprocess.run(
         [sys.executable, "-c", code], cwd=PROJECT_DIR, check=True, capture_output=True, text=True
     ).stdout
-    # `pulumi_kubernetes.<group>` alone is a lazy stub; its modules hold the generated code. Custom
-    # resources (Volcano, LWS, monitoring) use `apiextensions.CustomResource`, which loads `meta`.
+    # `pulumi_kubernetes.<group>` alone is a lazy stub; its modules hold the generated code.
     groups = {m.split(".")[1] for m in json.loads(loaded) if m.count(".") >= 2}
-    assert groups == {"apiextensions", "meta"}
+    assert groups == set()

@@ -1,18 +1,20 @@
-"""The Kubernetes provider's resource types the program registers, registered without
-pulumi-kubernetes' generated classes.
+"""The Kubernetes provider's resource types the program registers (built-in kinds, kinds CRDs
+define, Helm releases), registered without pulumi-kubernetes' generated classes.
 
 A generated class (`k8s.core.v1.Namespace`, `k8s.helm.v3.Release`, ...) only shapes a
 registration: the type token, the inputs it always sets (`apiVersion` and `kind`; `compat` for a
 Helm Release), the provider's version in the options, aliases to the same kind's older API
 versions and the inputs it keeps secret. Importing the classes costs far more than that: a module
 per API group builds every class and typed input and output of the group (`core/v1` alone is some
-1,500 classes, a quarter of a second), and each registration's outputs are translated back into
-those types. That was a third of an example render, and of every `pulumi preview`.
+1,200 classes, 0.19 s; a quarter of a second with the other groups the program uses), and each
+registration's outputs are translated back into those types. That was a third of an example
+render, and of every `pulumi preview`.
 
-`ProviderResource` sends the engine the same registration from a manifest the pure builders made.
-`tests/test_provider_types.py` registers every type below both ways and compares the requests
-field by field, so an upgrade of pulumi-kubernetes whose classes send something else fails there,
-naming the difference.
+`KubernetesResource` sends the engine the same registration from a manifest the pure builders made.
+`tests/test_kubernetes_types.py` registers every type the committed stacks use both ways (the
+generated class or `apiextensions.CustomResource`, and this) and compares the requests field by
+field, so an upgrade of pulumi-kubernetes whose classes send something else fails there, naming
+the difference.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pulumi_kubernetes import _utilities as provider_package
 
 
 @dataclass(frozen=True)
-class ProviderType:
+class KubernetesType:
     """What pulumi-kubernetes' generated class of one resource type adds to a registration."""
 
     token: str
@@ -45,14 +47,23 @@ def _built_in(
     patch: bool = False,
     aliases: tuple[str, ...] = (),
     secret_inputs: tuple[str, ...] = (),
-) -> ProviderType:
+) -> KubernetesType:
     """A built-in kind: the core group is `core` in the token and absent from `apiVersion`."""
     group_version = api_version if "/" in api_version else f"core/{api_version}"
-    return ProviderType(
+    return KubernetesType(
         f"kubernetes:{group_version}:{kind}{'Patch' if patch else ''}",
         {"apiVersion": api_version, "kind": kind},
         aliases,
         secret_inputs,
+    )
+
+
+def custom_kind(api_version: str, kind: str, *, patch: bool = False) -> KubernetesType:
+    """A kind a CRD defines (Volcano, LWS, monitoring, KEDA), as `apiextensions.CustomResource` (or
+    `CustomResourcePatch`, a server-side-apply patch of an object the stack does not own)
+    registers it: no aliases, no secrets."""
+    return KubernetesType(
+        f"kubernetes:{api_version}:{kind}{'Patch' if patch else ''}", {"apiVersion": api_version, "kind": kind}
     )
 
 
@@ -88,34 +99,34 @@ HORIZONTAL_POD_AUTOSCALER = _built_in(
         "kubernetes:autoscaling/v2beta2:HorizontalPodAutoscaler",
     ),
 )
-HELM_RELEASE = ProviderType("kubernetes:helm.sh/v3:Release", {"compat": "true"})
+HELM_RELEASE = KubernetesType("kubernetes:helm.sh/v3:Release", {"compat": "true"})
 """A Helm release the provider installs with Helm's own library (hooks included)."""
 
 
-class ProviderResource(pulumi.CustomResource):
+class KubernetesResource(pulumi.CustomResource):
     """One resource of the Kubernetes provider, from its inputs in the API's own spelling (a
     manifest's `metadata`, `spec`, `data`, ...; a Release's `chart`, `maxHistory`, ...)."""
 
     def __init__(
         self,
         name: str,
-        provider_type: ProviderType,
+        kubernetes_type: KubernetesType,
         inputs: Mapping[str, Any],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        for key, value in provider_type.fixed_inputs.items():
+        for key, value in kubernetes_type.fixed_inputs.items():
             given = inputs.get(key, value)
             if given != value:
-                raise ValueError(f"{provider_type.token} {name!r}: {key} is {value!r}, not {given!r}")
-        props: dict[str, Any] = {**inputs, **provider_type.fixed_inputs}
-        for key in provider_type.secret_inputs:
+                raise ValueError(f"{kubernetes_type.token} {name!r}: {key} is {value!r}, not {given!r}")
+        props: dict[str, Any] = {**inputs, **kubernetes_type.fixed_inputs}
+        for key in kubernetes_type.secret_inputs:
             if props.get(key) is not None:
                 props[key] = pulumi.Output.secret(props[key])
         options = pulumi.ResourceOptions.merge(provider_package.get_resource_opts_defaults(), opts)
-        if provider_type.aliases:
-            aliases = [pulumi.Alias(type_=token) for token in provider_type.aliases]
+        if kubernetes_type.aliases:
+            aliases = [pulumi.Alias(type_=token) for token in kubernetes_type.aliases]
             options = pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(aliases=aliases))
-        if provider_type.secret_inputs:
-            secret = pulumi.ResourceOptions(additional_secret_outputs=list(provider_type.secret_inputs))
+        if kubernetes_type.secret_inputs:
+            secret = pulumi.ResourceOptions(additional_secret_outputs=list(kubernetes_type.secret_inputs))
             options = pulumi.ResourceOptions.merge(options, secret)
-        super().__init__(provider_type.token, name, props, options)
+        super().__init__(kubernetes_type.token, name, props, options)
