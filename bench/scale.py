@@ -328,8 +328,9 @@ def measure(size: Size, repeat: int) -> dict[str, Any]:
 def _program_run(stack: StackFile) -> tuple[float, RunResult]:
     """One timed run of the program as `python -m offline render` runs it: the collector is off
     before, during and after the run (the program turns it off itself; the command line never
-    turns it on). What the run leaves is collected afterwards, untimed, as exiting frees it there;
-    left to the next allocation, that collection would land in the measured run."""
+    turns it on, and ends with `os._exit`). What the run leaves is collected afterwards, untimed,
+    to keep this process small; left to the next allocation, that collection would land in the
+    measured run."""
     gc.disable()
     try:
         return _timed(lambda: run_program(ROOT, stack))
@@ -358,6 +359,7 @@ def host_run(size: Size) -> NoReturn:
 
 
 def host_seconds(size: Size, repeat: int) -> float:
+    """Median of `repeat` language-host runs (`host_run`), each in its own process."""
     runs = []
     for _ in range(repeat):
         args = [sys.executable, __file__, "--host-run", size.name]
