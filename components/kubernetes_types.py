@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pulumi_kubernetes import _utilities as provider_package
+from pulumi_kubernetes import _utilities as pulumi_kubernetes_utilities  # what every generated class uses
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,8 @@ class KubernetesResource(pulumi.CustomResource):
         for key in kubernetes_type.secret_inputs:
             if props.get(key) is not None:
                 props[key] = pulumi.Output.secret(props[key])
-        options = pulumi.ResourceOptions.merge(provider_package.get_resource_opts_defaults(), opts)
+        # Merged in the generated classes' order: the caller's aliases come before the kind's.
+        options = pulumi.ResourceOptions.merge(pulumi_kubernetes_utilities.get_resource_opts_defaults(), opts)
         if kubernetes_type.aliases:
             aliases = [pulumi.Alias(type_=token) for token in kubernetes_type.aliases]
             options = pulumi.ResourceOptions.merge(options, pulumi.ResourceOptions(aliases=aliases))
