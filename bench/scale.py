@@ -238,7 +238,7 @@ def floor_program(registrations: list[Registration]) -> dict[str, Any]:
             import_=reg.import_id or None,
             aliases=_aliases(reg) or None,
         )
-        created[urn] = _register(reg, opts)
+        created[urn] = register_generated(reg, opts)
         return created[urn]
 
     for reg in registrations:
@@ -246,7 +246,9 @@ def floor_program(registrations: list[Registration]) -> dict[str, Any]:
     return {}
 
 
-def _register(reg: Registration, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+def register_generated(reg: Registration, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """One recorded registration, registered again through pulumi-kubernetes' generated classes
+    (or `apiextensions.CustomResource`), as a program is usually written."""
     token = reg.type
     if not reg.custom:
         return pulumi.ComponentResource(token, reg.name, None, opts)
@@ -258,9 +260,7 @@ def _register(reg: Registration, opts: pulumi.ResourceOptions) -> pulumi.Resourc
     if token.startswith(
         ("kubernetes:core/", "kubernetes:apps/", "kubernetes:scheduling.k8s.io/", "kubernetes:autoscaling/")
     ):
-        return _typed_class(token.replace("scheduling.k8s.io", "scheduling"))(
-            reg.name, **_kwargs(reg.inputs), opts=opts
-        )
+        return _typed_class(token)(reg.name, **_kwargs(reg.inputs), opts=opts)
     custom = k8s.apiextensions.CustomResourcePatch if token.endswith("Patch") else k8s.apiextensions.CustomResource
     return custom(
         reg.name,
