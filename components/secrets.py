@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 import pulumi
 
-from components.kubernetes_types import SECRET, KubernetesResource
-from components.pod_template import SECRET_KEY
+from components.inference.pod_template import SECRET_KEY
+from components.kubernetes.resource import SECRET, KubernetesResource
 from config.platform_labels import MANAGED_BY
-from config.secret_refs import registries_needed, secrets_needed
-from config.spec import PlatformSpec
+from config.spec.platform import PlatformSpec
+from config.spec.secrets import registries_needed, secrets_needed
 
 
 def docker_config(server: str, username: str, password: str) -> str:

@@ -5,9 +5,11 @@ Public surface: `load()` (inside a Pulumi program), `load_raw()` (anywhere), `Pl
 """
 
 from config.errors import ConfigError, Problem
-from config.loader import PROJECT, load_raw
 from config.loader import load_from_pulumi as load
-from config.spec import ModelSpec, PlatformSpec, TenantSpec
+from config.loader import load_raw
+from config.project import PROJECT
+from config.spec.model import ModelSpec
+from config.spec.platform import PlatformSpec, TenantSpec
 
 __all__ = [
     "PROJECT",

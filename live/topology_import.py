@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from config.names import dns_subdomain_problem
+from config.schema.names import dns_subdomain_problem
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)(\D*)$")
 
@@ -44,7 +44,7 @@ def _pattern(prefix: str, suffix: str, numbers: list[int], width: int) -> str:
 
 
 def compact_ranges(names: Iterable[str]) -> list[str]:
-    """Node names as few patterns as `config.noderange.expand` turns back into the same names.
+    """Node names as few patterns as `config.spec.noderange.expand` turns back into the same names.
 
     Names that differ only in their last number are grouped; numbers written with a leading zero
     keep their width (`gpu-[001-128]`), the others are written as they are (`gpu-[1-128]`)."""

@@ -8,12 +8,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from config.vendored import fetch_command, vendored_dir
-from offline.cli_yaml import load_yaml_text
+from config.stack_file.yaml12 import load_yaml_text
+from config.upstream.vendored import fetch_command, vendored_dir
 from offline.metric_check import check_queries
+from offline.policy_runner import run_policies
 from offline.render import StackRender
 from offline.schemas import schema_dirs, validate_objects, validate_project_file
-from policy.runner import run_policies
 
 # Chart values sections the program writes, checked key by key against upstream values.yaml.
 CHECKED_VALUE_SECTIONS = {"volcano": ("basic", "custom"), "lws": None}

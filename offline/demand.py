@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from config.spec import PlatformSpec
+from config.spec.platform import PlatformSpec
 
 
 @dataclass(frozen=True)

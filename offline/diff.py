@@ -20,7 +20,12 @@ from typing import Any
 
 import yaml
 
-from offline.plan import platform_changes, read_plan
+from offline.summary_data import platform_changes, read_summary_data
+
+
+class RevisionError(Exception):
+    """The base revision cannot be read from git, or its program cannot render the stack."""
+
 
 # Fields the Kubernetes API cannot update in place; pulumi-kubernetes replaces the object.
 IMMUTABLE_FIELDS: dict[str, tuple[str, ...]] = {
@@ -264,7 +269,7 @@ def diff_markdown(old_dir: Path, new_dir: Path, title: str = "") -> tuple[DiffRe
     collapsed under its file name."""
     result, objects = _compare_dirs(old_dir, new_dir)
     lines = [f"### {title}", ""] if title else []
-    changes = platform_changes(read_plan(old_dir), read_plan(new_dir))
+    changes = platform_changes(read_summary_data(old_dir), read_summary_data(new_dir))
     if changes:
         lines += [changes.rstrip(), ""]
     elif not result.empty:
@@ -308,14 +313,16 @@ def render_at_revision(project_dir: Path, revision: str, stack: str, out: Path) 
         tree.mkdir()
         archive = subprocess.run(["git", "-C", str(project_dir), "archive", revision], capture_output=True, check=False)
         if archive.returncode != 0:
-            raise RuntimeError(f"cannot read revision {revision}: {archive.stderr.decode().strip()}")
+            raise RevisionError(f"cannot read revision {revision}: {archive.stderr.decode().strip()}")
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
         if not (tree / f"Pulumi.{stack}.yaml").exists():
             out.mkdir(parents=True, exist_ok=True)
             return False
         env = {**os.environ, "PYTHONPATH": str(tree)}
+        # The base's own command line: `python -m cli`, or `python -m offline` in revisions older than it.
+        command = "cli" if (tree / "cli" / "__main__.py").is_file() else "offline"
         proc = subprocess.run(
-            [sys.executable, "-m", "offline", "render", "--stack", stack, "--out", str(out)],
+            [sys.executable, "-m", command, "render", "--stack", stack, "--out", str(out)],
             cwd=tree,
             env=env,
             capture_output=True,
@@ -323,5 +330,5 @@ def render_at_revision(project_dir: Path, revision: str, stack: str, out: Path) 
             check=False,
         )
         if proc.returncode != 0:
-            raise RuntimeError(f"rendering {stack} at {revision} failed:\n{proc.stderr.strip()}")
+            raise RevisionError(f"rendering {stack} at {revision} failed:\n{proc.stderr.strip()}")
         return True

@@ -23,7 +23,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import source_pb2
 
 from config import PROJECT, ConfigError, PlatformSpec
-from offline.stackfile import SECRET_PLACEHOLDER, StackFile
+from config.stack_file.reader import SECRET_PLACEHOLDER, StackFile
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 # How the SDK marks a secret value in deserialized properties.

@@ -17,10 +17,11 @@ from typing import Any
 
 import promql_parser
 
-from components.dashboard import CONFIGMAP_NAME, DASHBOARD_FILE
-from components.monitoring import MODEL_METRIC_LABEL
-from config.metrics_catalog import KUBE_STATE_METRICS, PROMETHEUS_SERIES, vllm_series, volcano_series
-from config.spec import PlatformSpec
+from components.observability.dashboard import CONFIGMAP_NAME, DASHBOARD_FILE
+from components.observability.monitors import MODEL_METRIC_LABEL
+from config.spec.platform import PlatformSpec
+from config.upstream.vllm_metrics import vllm_series
+from config.upstream.volcano_metrics import KUBE_STATE_METRICS, PROMETHEUS_SERIES, volcano_series
 from offline.manifests import Rendered
 
 # The trigger that carries the user's own activation query, whose series the catalog cannot know.

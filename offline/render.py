@@ -17,18 +17,18 @@ from typing import Any
 
 import yaml
 
-from components.yaml_text import dump
+from components.kubernetes.yaml_text import dump
 from config.errors import ConfigError
-from config.images import stack_images
-from config.spec import PlatformSpec
+from config.spec.images import stack_images
+from config.spec.platform import PlatformSpec
+from config.stack_file.reader import StackFile, read_stack
 from offline.engine import ProgramError, RunResult, run_program
 from offline.manifests import Rendered, from_registrations
-from offline.plan import write_plan
-from offline.stackfile import StackFile, read_stack
 from offline.summary import render_summary
+from offline.summary_data import write_summary_data
 from offline.svg import render_svg
 
-OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "plan.json", "topology.svg", "images.txt")
+OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "summary.json", "topology.svg", "images.txt")
 
 
 @dataclass
@@ -88,6 +88,6 @@ def write_render(result: StackRender, out: Path) -> None:
         yaml.dump(rendered.index, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False, width=120)
     )
     (out / "summary.md").write_text(render_summary(result.spec, rendered))
-    write_plan(result.spec, out)
+    write_summary_data(result.spec, out)
     (out / "topology.svg").write_text(render_svg(result.spec))
     (out / "images.txt").write_text("".join(f"{image}\n" for image in stack_images(result.spec)))

@@ -16,10 +16,11 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from config.names import dns_1035_problem, dns_subdomain_problem
-from config.spec import PlatformSpec
-from config.upstream import LWS_DEFAULT_VERSION, VOLCANO_DEFAULT_VERSION
-from config.vendored import (
+from config.schema.names import dns_1035_problem, dns_subdomain_problem
+from config.spec.platform import PlatformSpec
+from config.stack_file.yaml12 import StackYamlError, load_all_yaml_text, read_yaml
+from config.upstream.lws import LWS_DEFAULT_VERSION
+from config.upstream.vendored import (
     KEDA,
     LWS,
     PROMETHEUS_OPERATOR,
@@ -30,7 +31,7 @@ from config.vendored import (
     vendored_dir,
     vendored_versions,
 )
-from offline.cli_yaml import StackYamlError, load_all_yaml_text, read_yaml
+from config.upstream.volcano import VOLCANO_DEFAULT_VERSION
 from offline.manifests import RenderedObject
 
 

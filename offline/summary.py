@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from config.images import stack_images
-from config.models import ModelConfig
-from config.scheduler_policy import scheduler_conf
-from config.spec import PlatformSpec
+from config.sections.models import ModelConfig
+from config.spec.images import stack_images
+from config.spec.platform import PlatformSpec
+from config.spec.scheduler_conf import scheduler_conf
 from offline.demand import domain_demand
 from offline.manifests import Rendered
-from offline.plan import placement_text, replicas_text
+from offline.summary_data import placement_text, replicas_text
 
 
 def _quota(resources: dict[str, str]) -> str:

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from config.spec import PlatformSpec
-from config.topology_tree import Domain, Topology
+from config.spec.platform import PlatformSpec
+from config.spec.topology import Domain, Topology
 from offline.demand import DomainDemand, domain_demand
 
 MIN_FONT = 11
@@ -338,7 +338,7 @@ class _Picture:
             where = ", ".join(sorted(leaves)[:4]) + (f" +{len(leaves) - 4}" if len(leaves) > 4 else "")
             tier = self.topology.tiers[(placement.tier or 1) - 1]
             lines.append(
-                f"{placement.model}: {placement.replicas} × {model.pods_per_replica} pods, tier {placement.tier} "
+                f"{placement.model}: {placement.replicas} × {model.gang.pods} pods, tier {placement.tier} "
                 f"({tier}) → {where or 'nowhere'}"
             )
         if len(lines) > LEGEND_ROWS:

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from config.platform_labels import ALLOW_UNCONFINED_ANNOTATION
-from config.upstream import GROUP_NAME_ANNOTATION, QUEUE_ANNOTATION
+from config.upstream.volcano import GROUP_NAME_ANNOTATION, QUEUE_ANNOTATION
 
 __all__ = ["ALLOW_UNCONFINED_ANNOTATION", "GROUP_NAME_ANNOTATION", "QUEUE_ANNOTATION"]
 

@@ -15,8 +15,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from config.quantity import quantity_value
-from config.upstream import QUEUE_WEIGHT_MAX
+from config.schema.quantity import quantity_value
+from config.upstream.volcano import QUEUE_WEIGHT_MAX
 from policy.pods import GROUP_NAME_ANNOTATION, QUEUE_ANNOTATION, get, kind_of, pod_templates
 
 

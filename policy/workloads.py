@@ -9,7 +9,7 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
-from config.quantity import quantity_value
+from config.schema.quantity import quantity_value
 from policy.pods import (
     ALLOW_UNCONFINED_ANNOTATION,
     QUEUE_ANNOTATION,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,16 @@ import yaml
 
 import config
 from config.errors import REDACTED
+from config.stack_file.reader import read_stack
 from offline.render import StackRender, render_stack
-from offline.stackfile import read_stack
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+TOOL: tuple[str, ...] = (
+    (str(Path(sys.executable).parent / "volcano-platform"),)
+    if (Path(sys.executable).parent / "volcano-platform").is_file()
+    else (sys.executable, "-m", "cli")
+)
+"""The project's command as users run it: the installed console script (`make` installs it)."""
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_DIR.glob("Pulumi.*.yaml"))
 
 
@@ -108,3 +115,17 @@ def _seed_warnings() -> frozenset[str]:
 def new_warnings(spec: config.PlatformSpec) -> list[config.Problem]:
     """Warnings beyond those the unchanged example cluster has (its 0.11 images' load budgets)."""
     return [w for w in spec.warnings if str(w) not in _seed_warnings()]
+
+
+# Layers whose tests run the whole program (renders, diffs, the command line, the workflows' scripts)
+# or other tools; `make quick` leaves them out, `make test` runs everything.
+SLOW_FOLDERS = ("offline", "live", "project", "cli")
+SLOW_FIXTURES = {"render_raw", "committed_render"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = Path(str(item.path)).relative_to(PROJECT_DIR / "tests").parts[0]
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if folder in SLOW_FOLDERS or fixtures & SLOW_FIXTURES or item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)

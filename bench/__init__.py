@@ -1,0 +1,1 @@
+"""The scale benchmark (`python bench/scale.py`): a script, not a timed test; `bench/results.md` keeps its figures."""

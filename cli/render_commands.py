@@ -1,0 +1,146 @@
+"""`render`, `diff` and `check`: the subcommands that run the program offline, under Pulumi's mock
+runtime (no cluster, credentials or Pulumi CLI)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cli.exit import FOUND, OK, UsageError
+
+if TYPE_CHECKING:
+    from offline.render import StackRender
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+STACK_HELP = "stack name: the program reads Pulumi.<stack>.yaml next to Pulumi.yaml"
+CONFIG_FILE_HELP = (
+    "read the stack's config from this file instead of Pulumi.<stack>.yaml (e.g. a candidate config in a "
+    "pull request, or a stack file kept outside the project); the stack name still names the stack"
+)
+
+
+def render_stack_of(args: argparse.Namespace) -> StackRender:
+    from offline.render import render_stack
+
+    return render_stack(PROJECT_DIR, args.stack, Path(args.config_file) if args.config_file else None)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from offline.render import write_render
+
+    result = render_stack_of(args)
+    out = Path(args.out or PROJECT_DIR / "out" / args.stack)
+    write_render(result, out)
+    for warning in result.spec.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    rendered = result.rendered
+    print(
+        f"rendered stack {args.stack}: {len(rendered.objects)} objects, {len(rendered.releases)} "
+        f"Helm release(s) -> {out}"
+    )
+    return OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from offline.diff import diff_dirs, diff_markdown, render_at_revision
+    from offline.render import write_render
+
+    if args.stack:
+        if not args.base:
+            raise UsageError("diff --stack needs --base <git-rev>")
+        with tempfile.TemporaryDirectory(prefix="vp-diff-") as tmp:
+            keep = Path(args.keep or tmp).resolve()  # the base is rendered from another directory
+            old, new = keep / "base", Path(args.out or keep / "head")
+            render_at_revision(PROJECT_DIR, args.base, args.stack, old)
+            write_render(render_stack_of(args), new)
+            if args.markdown:
+                result, text = diff_markdown(old, new, f"`{args.stack}`: `{args.base}` → this change")
+            else:
+                result, text = diff_dirs(old, new)
+                text = f"stack {args.stack}: {args.base} -> working tree\n{text}"
+            print(text, end="")
+            return OK if result.empty else FOUND
+    if len(args.dirs) != 2:
+        raise UsageError("diff needs two render directories, or --stack and --base")
+    old, new = (Path(d) for d in args.dirs)
+    for directory in (old, new):
+        if not directory.is_dir():
+            raise UsageError(f"{directory} is not a directory")
+    result, text = diff_markdown(old, new) if args.markdown else diff_dirs(old, new)
+    print(text, end="")
+    return OK if result.empty else FOUND
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from offline.check import check_render
+
+    result = render_stack_of(args)
+    report = check_render(result)
+    for note in report.notes:
+        print(f"note: {note}")
+    for warning in report.warnings:
+        print(f"warning: {warning}")
+    for error in report.errors:
+        print(f"error: {error}")
+    status = "FAILED" if report.errors else "passed"
+    print(f"check {status} for stack {args.stack}: {len(report.errors)} error(s), {len(report.warnings)} warning(s)")
+    return FOUND if report.errors else OK
+
+
+def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
+    render = sub.add_parser(
+        "render",
+        help="render a stack to manifests, Helm values, a summary, a topology picture and an images list",
+        description="Run the program for one stack offline and write what it would register: manifests/, helm/, "
+        "resources.yaml, summary.md, summary.json, topology.svg and images.txt.",
+        epilog="examples:\n  volcano-platform render --stack dev\n"
+        "  volcano-platform render --stack aicloud-a --out /tmp/aicloud-a\n"
+        "  volcano-platform render --stack lab --config-file ~/clusters/Pulumi.lab.yaml",
+        formatter_class=formatter,
+    )
+    render.add_argument("--stack", required=True, help=STACK_HELP)
+    render.add_argument("--config-file", help=CONFIG_FILE_HELP)
+    render.add_argument("--out", help="directory to write (default: out/<stack>); files the render owns are replaced")
+    render.set_defaults(handler=cmd_render)
+
+    diff = sub.add_parser(
+        "diff",
+        help="compare two renders, or a stack at a git revision with the working tree",
+        description="Compare two render directories object by object (matched by URN), or render --stack at --base "
+        "and in the working tree and compare those. Replacements and provider changes are called out.",
+        epilog="examples:\n  volcano-platform diff --stack aicloud-a --base origin/main\n"
+        "  volcano-platform diff --stack aicloud-a --base origin/main --markdown --keep out/diff/aicloud-a\n"
+        "  volcano-platform diff out/old out/new",
+        formatter_class=formatter,
+    )
+    diff.add_argument("dirs", nargs="*", metavar="DIR", help="two render directories: old, then new")
+    diff.add_argument("--stack", help=STACK_HELP + " (with --base)")
+    diff.add_argument("--base", help="git revision to compare the working tree with, e.g. origin/main")
+    diff.add_argument("--config-file", help=CONFIG_FILE_HELP + " (the working-tree side)")
+    diff.add_argument("--out", help="keep the working-tree render in this directory")
+    diff.add_argument(
+        "--keep", metavar="DIR", help="keep both renders, as DIR/base and DIR/head (e.g. for their pictures)"
+    )
+    diff.add_argument(
+        "--markdown",
+        action="store_true",
+        help="write Markdown for a pull request: platform changes first (models, quotas, placement, warnings), "
+        "then each object's diff collapsed",
+    )
+    diff.set_defaults(handler=cmd_diff)
+
+    check = sub.add_parser(
+        "check",
+        help="validate config, schemas (Kubernetes and vendored CRDs), chart values and the policy pack",
+        description="Render the stack, then validate every object and both charts' values against the vendored "
+        "schemas, parse every PromQL query and run the policy pack.",
+        epilog="examples:\n  volcano-platform check --stack aicloud-a\n"
+        "  volcano-platform check --stack aicloud-a --config-file candidate.yaml",
+        formatter_class=formatter,
+    )
+    check.add_argument("--stack", required=True, help=STACK_HELP)
+    check.add_argument("--config-file", help=CONFIG_FILE_HELP)
+    check.set_defaults(handler=cmd_check)

@@ -1,0 +1,130 @@
+"""A model's autoscaler (pure): a KEDA ScaledObject, or a HorizontalPodAutoscaler.
+
+Both target the workload through its scale subresource: a Deployment's replicas, or a
+LeaderWorkerSet's groups (one replica = one gang; LWS's scale selector picks the leaders, which
+are also the only pods with vLLM metrics). Both hold a per-replica average: KEDA divides the
+query's sum by the current replica count (target type AverageValue).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from components.inference.metadata import object_metadata
+from components.observability.monitors import MODEL_METRIC_LABEL
+from config.schema.quantity import format_amount
+from config.sections.autoscaling import AutoscalingConfig
+from config.sections.observability import ObservabilityConfig
+from config.spec.model import ModelSpec
+from config.upstream.lws import LWS_API_VERSION
+from config.upstream.monitoring import KEDA_API_VERSION
+from config.upstream.vllm_metrics import kv_cache_usage_metric
+
+# The activation trigger only wakes a model from zero; its threshold is set so high that it
+# never drives the replica count, which follows the vLLM metric.
+ACTIVATION_ONLY_THRESHOLD = "1000000000"
+
+
+def scale_target(model: ModelSpec) -> dict[str, str]:
+    if model.multi_node:
+        return {"apiVersion": LWS_API_VERSION, "kind": "LeaderWorkerSet", "name": model.name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "name": model.name}
+
+
+def metric_query(model: ModelSpec) -> str:
+    """The model's load, summed over its serving pods."""
+    scaling = _scaling(model)
+    metric = {
+        "requestsWaiting": "vllm:num_requests_waiting",
+        "requestsRunning": "vllm:num_requests_running",
+        "kvCacheUsage": kv_cache_usage_metric(model.vllm_version),
+    }[scaling.metric]
+    return f'sum({metric}{{namespace="{model.namespace}",{MODEL_METRIC_LABEL}="{model.name}"}})'
+
+
+def _scaling(model: ModelSpec) -> AutoscalingConfig:
+    scaling = model.config.autoscaling
+    if scaling is None:
+        raise ValueError(f"model {model.name} has no autoscaling")
+    return scaling
+
+
+def _behavior(scaling: AutoscalingConfig) -> dict[str, Any]:
+    return {"scaleDown": {"stabilizationWindowSeconds": scaling.scale_down_stabilization_seconds}}
+
+
+def _number(value: float) -> str:
+    return format_amount(Decimal(str(value)))
+
+
+def scaled_object_manifest(model: ModelSpec, observability: ObservabilityConfig) -> dict[str, Any]:
+    scaling = _scaling(model)
+    triggers: list[dict[str, Any]] = [
+        {
+            "type": "prometheus",
+            "name": "load",
+            "metadata": {
+                "serverAddress": observability.query_url,
+                "query": metric_query(model),
+                "threshold": _number(scaling.target),
+            },
+        }
+    ]
+    if scaling.activation is not None:
+        triggers.append(
+            {
+                "type": "prometheus",
+                "name": "activation",
+                "metadata": {
+                    "serverAddress": observability.query_url,
+                    "query": scaling.activation.query,
+                    "threshold": ACTIVATION_ONLY_THRESHOLD,
+                    "activationThreshold": _number(scaling.activation.threshold),
+                },
+            }
+        )
+    return {
+        "apiVersion": KEDA_API_VERSION,
+        "kind": "ScaledObject",
+        "metadata": object_metadata(model, model.name),
+        "spec": {
+            "scaleTargetRef": scale_target(model),
+            "minReplicaCount": scaling.min_replicas,
+            "maxReplicaCount": scaling.max_replicas,
+            "pollingInterval": scaling.polling_interval_seconds,
+            "cooldownPeriod": scaling.cooldown_period_seconds,
+            "advanced": {"horizontalPodAutoscalerConfig": {"behavior": _behavior(scaling)}},
+            "triggers": triggers,
+        },
+    }
+
+
+def hpa_manifest(model: ModelSpec) -> dict[str, Any]:
+    scaling = _scaling(model)
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": object_metadata(model, model.name),
+        "spec": {
+            "scaleTargetRef": scale_target(model),
+            "minReplicas": scaling.min_replicas,
+            "maxReplicas": scaling.max_replicas,
+            "metrics": [
+                {
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": scaling.hpa_metric_name},
+                        "target": {"type": "AverageValue", "averageValue": _number(scaling.target)},
+                    },
+                }
+            ],
+            "behavior": _behavior(scaling),
+        },
+    }
+
+
+def autoscaler_manifest(model: ModelSpec, observability: ObservabilityConfig) -> dict[str, Any]:
+    if _scaling(model).engine == "hpa":
+        return hpa_manifest(model)
+    return scaled_object_manifest(model, observability)

@@ -1,0 +1,46 @@
+"""The LeaderWorkerSet of a multi-node model (pure): one group of pods (a Ray cluster) per replica."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.inference.metadata import replicas_field, workload_metadata
+from components.inference.pod_template import pod_template
+from config.spec.model import ModelSpec
+from config.upstream.lws import LWS_API_VERSION
+from config.upstream.volcano import QUEUE_ANNOTATION
+
+
+def leaderworkerset_manifest(model: ModelSpec) -> dict[str, Any]:
+    """Every field the LWS webhook or CRD would default is spelled out, so previews show no
+    phantom diffs."""
+    cfg = model.config
+    metadata = workload_metadata(model)
+    if not model.own_pod_group:
+        # LWS gang scheduling reads the queue from the LeaderWorkerSet itself.
+        metadata["annotations"] = {**metadata.get("annotations", {}), QUEUE_ANNOTATION: model.queue}
+    return {
+        "apiVersion": LWS_API_VERSION,
+        "kind": "LeaderWorkerSet",
+        "metadata": metadata,
+        "spec": {
+            **replicas_field(model),
+            "leaderWorkerTemplate": {
+                "size": cfg.nodes_per_replica,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": pod_template(model, "leader"),
+                "workerTemplate": pod_template(model, "worker"),
+            },
+            "rolloutStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdateConfiguration": {
+                    "maxUnavailable": cfg.rollout.max_unavailable,
+                    "maxSurge": cfg.rollout.max_surge,
+                    "partition": 0,
+                },
+            },
+            # LeaderReady would deadlock: the leader waits for workers created only once it is Ready.
+            "startupPolicy": "LeaderCreated",
+            "networkConfig": {"subdomainPolicy": "Shared"},
+        },
+    }

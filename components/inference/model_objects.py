@@ -1,0 +1,71 @@
+"""What every model has besides its workload: the Service, the autoscaler, and the objects they wait for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+
+from components.inference.autoscaler import autoscaler_manifest
+from components.inference.service import service_manifest
+from components.kubernetes.objects import adopted, custom_resource, merged
+from components.kubernetes.resource import HORIZONTAL_POD_AUTOSCALER, SERVICE, KubernetesResource
+from config.sections.observability import ObservabilityConfig
+from config.spec.model import ModelSpec
+
+
+@dataclass(frozen=True)
+class ModelDependencies:
+    """What a model's objects must wait for: namespace, queue (Open), priority class, the
+    Secrets it reads and, for LeaderWorkerSets, the LWS controller; and the monitoring setup its
+    autoscaler queries."""
+
+    namespace: pulumi.Resource
+    queue: pulumi.Resource
+    priority_class: pulumi.Resource
+    secrets: Sequence[pulumi.Resource] = ()
+    lws: pulumi.Resource | None = None
+    observability: ObservabilityConfig | None = None
+
+    def resources(self) -> list[pulumi.Resource]:
+        return [self.namespace, self.queue, self.priority_class, *self.secrets]
+
+
+def register_service(name: str, model: ModelSpec, opts: pulumi.ResourceOptions) -> str:
+    """Registers the model's Service; returns its name."""
+    manifest = service_manifest(model)
+    KubernetesResource(
+        f"{name}-service",
+        SERVICE,
+        manifest,
+        merged(
+            opts, pulumi.ResourceOptions(delete_before_replace=True), adopted("service" in model.config.adopt, manifest)
+        ),
+    )
+    return str(manifest["metadata"]["name"])
+
+
+SINGLE_NODE_TYPE = "volcano-platform:inference:SingleNodeModel"
+MULTI_NODE_TYPE = "volcano-platform:inference:MultiNodeModel"
+
+
+def kind_change_alias(opts: pulumi.ResourceOptions | None, previous_type: str) -> pulumi.ResourceOptions:
+    """A model that changes kind keeps its component name; the alias to the other kind carries over
+    to the children, so a Service that keeps its name is updated in place instead of being
+    created again (which would fail: the name is still taken) and then deleted."""
+    return merged(opts or pulumi.ResourceOptions(), pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=previous_type)]))
+
+
+def register_autoscaler(
+    name: str, model: ModelSpec, observability: ObservabilityConfig | None, opts: pulumi.ResourceOptions
+) -> None:
+    """The model's KEDA ScaledObject or HPA, once its workload exists. The workload is rendered
+    without `replicas`, which the autoscaler owns."""
+    if model.config.autoscaling is None or observability is None:
+        return
+    manifest = autoscaler_manifest(model, observability)
+    if manifest["kind"] == "HorizontalPodAutoscaler":
+        KubernetesResource(f"{name}-hpa", HORIZONTAL_POD_AUTOSCALER, manifest, opts)
+    else:
+        custom_resource(f"{name}-scaledobject", manifest, opts)

@@ -1,0 +1,86 @@
+"""Small helpers that register Kubernetes objects the same way in every component."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+
+from components.kubernetes.resource import HELM_RELEASE, NAMESPACE, KubernetesResource, custom_kind
+from config.platform_labels import MANAGED_BY
+from config.spec.images import ChartSource
+
+
+def custom_resource(name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> KubernetesResource:
+    """An object of a kind a CRD defines (Volcano, LWS, monitoring, KEDA) from its manifest (the
+    pure builders produce those)."""
+    return KubernetesResource(name, custom_kind(manifest["apiVersion"], manifest["kind"]), manifest, opts)
+
+
+def installed_chart(
+    prefix: str,
+    release: str,
+    namespace: str,
+    source: ChartSource,
+    protect: bool,
+    parent: pulumi.Resource,
+    pull_secret: Callable[[str, pulumi.ResourceOptions], pulumi.Resource] | None,
+    adopt: bool,
+    chart: dict[str, Any],
+) -> KubernetesResource:
+    """A platform component's namespace, the pull Secret of its images (made by `pull_secret`,
+    if any) and its Helm release, from a chart repository or an OCI reference. `protect` guards
+    the namespace too: deleting it would take the release's objects with it. `adopt` takes over a
+    release (and namespace) installed by hand. `chart` holds the Release's other inputs (`version`,
+    `values`, `timeout`, ...) in the provider's spelling."""
+    created = KubernetesResource(
+        f"{prefix}-namespace",
+        NAMESPACE,
+        {"metadata": {"name": namespace, "labels": dict(MANAGED_BY)}},
+        merged(
+            pulumi.ResourceOptions(parent=parent, protect=protect), adopted(adopt, {"metadata": {"name": namespace}})
+        ),
+    )
+    depends: list[pulumi.Resource] = [created]
+    if pull_secret is not None:
+        depends.append(
+            pull_secret(f"{prefix}-pull-secret", pulumi.ResourceOptions(parent=parent, depends_on=[created]))
+        )
+    inputs = {
+        "name": release,  # explicit: object names derive from it and are contracts
+        "chart": source.chart,
+        "namespace": namespace,
+        "maxHistory": 10,
+        **chart,
+    }
+    if source.repository is not None:
+        inputs["repositoryOpts"] = {"repo": source.repository}
+    return KubernetesResource(
+        f"{prefix}-release",
+        HELM_RELEASE,
+        inputs,
+        merged(
+            pulumi.ResourceOptions(parent=parent, protect=protect, depends_on=depends),
+            adopted(adopt, {"metadata": {"name": release, "namespace": namespace}}),
+        ),
+    )
+
+
+def merged(*options: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+    """Resource options combined left to right, as `ResourceOptions.merge` combines two: a later
+    option's values win, and lists (`depends_on`, `aliases`) are joined in order."""
+    result = pulumi.ResourceOptions()
+    for option in options:
+        result = pulumi.ResourceOptions.merge(result, option)
+    return result
+
+
+def adopted(adopt: bool, manifest: dict[str, Any]) -> pulumi.ResourceOptions:
+    """`import_` of an object the stack takes over (its ID: `<namespace>/<name>` or `<name>`).
+    Left in place after the import, it is ignored: the object is then in the stack's state."""
+    if not adopt:
+        return pulumi.ResourceOptions()
+    metadata = manifest["metadata"]
+    namespace = metadata.get("namespace")
+    return pulumi.ResourceOptions(import_=f"{namespace}/{metadata['name']}" if namespace else metadata["name"])

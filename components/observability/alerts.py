@@ -1,0 +1,244 @@
+"""The stack's PrometheusRule (pure): alerts a platform team pages on, for its models and Volcano.
+
+Each alert is one rule over all the models it concerns, not one rule per model, so the rule
+object stays small at hundreds of models. Selectors name the stack's models and queues
+explicitly, so a rule never watches someone else's workloads. Where vLLM releases disagree on a
+metric's name (the KV-cache gauge), the rule reads each model under the name its own release
+exposes. Every alert carries a `runbook` annotation that says what to do first.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from components.observability.monitors import MODEL_METRIC_LABEL
+from config.platform_labels import MANAGED_BY
+from config.schema.quantity import quantity_value
+from config.sections.observability import AlertsConfig
+from config.spec.model import ModelSpec
+from config.spec.platform import PlatformSpec
+from config.upstream.monitoring import MONITORING_API_VERSION
+from config.upstream.vllm_metrics import kv_cache_usage_metric
+from config.upstream.volcano import VOLCANO_METRICS_SERVICES, VOLCANO_NAMESPACE
+
+RULE_NAME = "volcano-platform"
+MODEL_GROUP = "volcano-platform.models"
+SCHEDULER_GROUP = "volcano-platform.scheduler"
+
+
+def one_of(values: Iterable[str]) -> str:
+    """A label matcher for a set of names (`="a"` or `=~"a|b"`). Names here are DNS labels, which
+    hold no regular-expression characters but `.`; that one is escaped."""
+    names = sorted(set(values))
+    if len(names) == 1:
+        return f'="{names[0]}"'
+    return '=~"' + "|".join(name.replace(".", "\\\\.") for name in names) + '"'
+
+
+def _alert(
+    config: AlertsConfig,
+    name: str,
+    expr: str,
+    minutes: int,
+    severity: str,
+    summary: str,
+    description: str,
+    runbook: str,
+) -> dict[str, Any]:
+    # Only the summary is a template (labels, value); the description and the runbook are plain.
+    annotations = {"summary": summary, "description": description, "runbook": runbook}
+    if config.runbook_url:
+        annotations["runbook_url"] = f"{config.runbook_url.rstrip('#')}#{name.lower()}"
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": f"{minutes}m",
+        "labels": {**config.labels, "severity": severity},
+        "annotations": annotations,
+    }
+
+
+def _not_ready_expr(models: list[ModelSpec]) -> str:
+    """kube-state-metrics: a Deployment (or an LWS's leader StatefulSet, named after the LWS) that
+    should have replicas but has none available."""
+    terms: list[str] = []
+    by_kind: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for model in models:
+        by_kind[("statefulset" if model.multi_node else "deployment", model.namespace)].append(model.name)
+    for (kind, namespace), names in sorted(by_kind.items()):
+        selector = f'{{namespace="{namespace}",{kind}{one_of(names)}}}'
+        if kind == "deployment":
+            spec, ready = "kube_deployment_spec_replicas", "kube_deployment_status_replicas_available"
+        else:
+            spec, ready = "kube_statefulset_replicas", "kube_statefulset_status_replicas_ready"
+        terms.append(f"({spec}{selector} > 0 and on (namespace, {kind}) {ready}{selector} == 0)")
+    return " or ".join(terms)
+
+
+def _kv_cache_expr(models: list[ModelSpec]) -> str:
+    by_metric: dict[str, list[str]] = defaultdict(list)
+    for model in models:
+        by_metric[kv_cache_usage_metric(model.vllm_version)].append(model.name)
+    reads = " or ".join(
+        f"{metric}{{{MODEL_METRIC_LABEL}{one_of(names)}}}" for metric, names in sorted(by_metric.items())
+    )
+    return f"max by (namespace, tenant, model, pod) ({reads})"
+
+
+def model_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
+    config = spec.config.observability.alerts
+    models = sorted(spec.models.values(), key=lambda m: m.name)
+    if not models:
+        return []
+    selected = f"{{{MODEL_METRIC_LABEL}{one_of(m.name for m in models)}}}"
+    return [
+        _alert(
+            config,
+            "VllmModelNoReadyReplica",
+            _not_ready_expr(models),
+            config.no_ready_replica_minutes,
+            "critical",
+            "Model {{ $labels.namespace }}/{{ $labels.deployment }}{{ $labels.statefulset }} has no ready replica",
+            "The model should run but none of its replicas is ready: its endpoint refuses every request.",
+            "Check the model's pods (`kubectl get pods -n <namespace>`): Pending means the gang does not fit "
+            "or its queue is full (see the Volcano alerts); CrashLoopBackOff or a failing readiness probe means the "
+            "server does not start (logs of the vllm or leader container).",
+        ),
+        _alert(
+            config,
+            "VllmMetricsDown",
+            f"up{selected} == 0",
+            config.metrics_down_minutes,
+            "warning",
+            "Metrics of model {{ $labels.model }} ({{ $labels.pod }}) cannot be scraped",
+            "Prometheus cannot read /metrics of a serving pod, so its other alerts and its autoscaler are blind.",
+            "A pod that restarts or still loads its weights is expected to be down for a while; otherwise check "
+            "the pod's HTTP port and that the server runs without --disable-log-stats.",
+        ),
+        _alert(
+            config,
+            "VllmRequestsQueueing",
+            f"sum by (namespace, tenant, model) (vllm:num_requests_waiting{selected}) > {config.requests_waiting}",
+            config.requests_waiting_minutes,
+            "warning",
+            "{{ $value }} requests wait in model {{ $labels.model }}",
+            f"More than {config.requests_waiting} requests have been waiting for a free slot in the batch: "
+            "latency grows with the queue.",
+            "Add replicas (or raise autoscaling.maxReplicas, if the queue has room), or check for a client flood. "
+            "The dashboard's time-to-first-token panel shows what users see.",
+        ),
+        _alert(
+            config,
+            "VllmKvCacheNearlyFull",
+            f"{_kv_cache_expr(models)} > {config.kv_cache_usage:g}",
+            config.kv_cache_minutes,
+            "warning",
+            "KV cache of model {{ $labels.model }} on {{ $labels.pod }} is {{ $value | humanizePercentage }} full",
+            "A server whose KV cache is full preempts running requests, which then start over.",
+            "Add replicas, lower maxModelLen or the batch size (maxNumSeqs), or give the model more GPU memory "
+            "(gpuMemoryUtilization, tensor parallelism).",
+        ),
+    ]
+
+
+def scheduler_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
+    config = spec.config.observability.alerts
+    queues = {t.queue_name: t for t in spec.tenants.values()}
+    alerts = [
+        _alert(
+            config,
+            "VolcanoGangUnschedulable",
+            "max by (job_id) (volcano_unschedule_task_count) > 0",
+            config.pod_group_pending_minutes,
+            "warning",
+            "PodGroup {{ $labels.job_id }} has {{ $value }} task(s) that cannot be scheduled",
+            "A gang (all pods of a replica) does not fit anywhere it may go, so none of it starts.",
+            "`kubectl describe podgroup <job_id>` (in its namespace) says why: not enough free "
+            "accelerators in one network domain, a full queue, or a taint. summary.md of the render shows the "
+            "replica slots per topology tier.",
+        ),
+    ]
+    if queues:
+        alerts.append(
+            _alert(
+                config,
+                "VolcanoPodGroupsWaiting",
+                f"volcano_queue_pod_group_pending_count{{queue_name{one_of(queues)}}} > 0",
+                config.pod_group_pending_minutes,
+                "warning",
+                "{{ $value }} PodGroup(s) wait in queue {{ $labels.queue_name }}",
+                "PodGroups are not admitted to their queue: it lacks room for their minimum resources.",
+                "Compare the queue's allocation with its capability on the dashboard; raise the tenant's "
+                "capability or deserved share, or lower the replicas of its models.",
+            )
+        )
+    capped = [
+        name
+        for name, tenant in queues.items()
+        if quantity_value(str(tenant.config.queue.capability.get(spec.gpu_resource, "0"))) > 0
+    ]
+    if capped:
+        resource = f'resource="{spec.gpu_resource}"'
+        selector = f"{{queue_name{one_of(capped)},{resource}}}"
+        if spec.config.volcano.scheduler.queue_plugin == "capacity":
+            expr = (
+                f"volcano_queue_allocated_scalar_resources{selector} >= on (queue_name, resource) "
+                f"volcano_queue_capacity_scalar_resources{selector}"
+            )
+        else:
+            expr = f"volcano_queue_overused{{queue_name{one_of(capped)}}} == 1"
+        alerts.append(
+            _alert(
+                config,
+                "VolcanoQueueAtCapability",
+                expr,
+                config.queue_full_minutes,
+                "warning",
+                f"Queue {{{{ $labels.queue_name }}}} has used all its {spec.gpu_resource}",
+                "The tenant's queue is at its capability: new replicas and scale-ups wait until something ends.",
+                "Expected at peak for a capped tenant. Otherwise raise the tenant's capability, or reclaim: lower "
+                "replicas of its less important models.",
+            )
+        )
+    if spec.config.observability.volcano:
+        for component, (_, service, _) in VOLCANO_METRICS_SERVICES.items():
+            alerts.append(
+                _alert(
+                    config,
+                    f"Volcano{component.capitalize()}Down",
+                    f'up{{namespace="{VOLCANO_NAMESPACE}",job="{service}"}} == 0 '
+                    f'or absent(up{{namespace="{VOLCANO_NAMESPACE}",job="{service}"}})',
+                    config.scheduler_down_minutes,
+                    "critical",
+                    f"The Volcano {component} is down or not scraped",
+                    f"No Volcano {component} is up: "
+                    + (
+                        "no pod is scheduled, no gang starts."
+                        if component == "scheduler"
+                        else "PodGroups and queue states are not updated."
+                    ),
+                    f"`kubectl -n {VOLCANO_NAMESPACE} get pods` and the {component}'s logs; with several replicas "
+                    "check leader election.",
+                )
+            )
+    return alerts
+
+
+def prometheus_rule_manifest(spec: PlatformSpec) -> dict[str, Any]:
+    groups = [
+        {"name": name, "rules": rules}
+        for name, rules in ((MODEL_GROUP, model_alerts(spec)), (SCHEDULER_GROUP, scheduler_alerts(spec)))
+        if rules
+    ]
+    return {
+        "apiVersion": MONITORING_API_VERSION,
+        "kind": "PrometheusRule",
+        "metadata": {
+            "name": RULE_NAME,
+            "namespace": VOLCANO_NAMESPACE,
+            "labels": {**MANAGED_BY, **spec.config.observability.labels},
+        },
+        "spec": {"groups": groups},
+    }

@@ -1,0 +1,82 @@
+"""Manifests of the scrape configuration (pure): a PodMonitor per model, ServiceMonitors for Volcano.
+
+vLLM serves `/metrics` on its HTTP port, outside `--api-key`. A multi-node model's metrics come
+from the leader only (the API server process; workers run Ray and serve no HTTP), so its
+PodMonitor selects the LeaderWorkerSet's leaders. Every scraped series (and `up`) gets the labels
+`model` and `tenant`, the stack's own names, so rules and dashboards select a model without
+guessing at served names or namespaces.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.inference.metadata import object_metadata
+from config.platform_labels import MANAGED_BY, model_selector
+from config.sections.observability import ObservabilityConfig
+from config.spec.model import ModelSpec
+from config.upstream.lws import LWS_NAME_LABEL, LWS_WORKER_INDEX_LABEL
+from config.upstream.monitoring import MONITORING_API_VERSION
+from config.upstream.volcano import VOLCANO_METRICS_PORT_NAME, VOLCANO_METRICS_SERVICES, VOLCANO_NAMESPACE
+
+MODEL_METRIC_LABEL = "model"
+TENANT_METRIC_LABEL = "tenant"
+METRICS_PATH = "/metrics"
+
+
+def server_selector(model: ModelSpec) -> dict[str, str]:
+    """The pods that serve the model's API (and its metrics)."""
+    if model.multi_node:
+        return {LWS_NAME_LABEL: model.name, LWS_WORKER_INDEX_LABEL: "0"}
+    return model_selector(model.name)
+
+
+def pod_monitor_manifest(model: ModelSpec, observability: ObservabilityConfig) -> dict[str, Any]:
+    metadata = object_metadata(model, model.name)
+    metadata["labels"] = {**metadata["labels"], **observability.labels}
+    return {
+        "apiVersion": MONITORING_API_VERSION,
+        "kind": "PodMonitor",
+        "metadata": metadata,
+        "spec": {
+            "selector": {"matchLabels": server_selector(model)},
+            "podMetricsEndpoints": [
+                {
+                    "port": "http",
+                    "path": METRICS_PATH,
+                    "interval": f"{observability.scrape_interval_seconds}s",
+                    "relabelings": [
+                        {"action": "replace", "targetLabel": MODEL_METRIC_LABEL, "replacement": model.name},
+                        {"action": "replace", "targetLabel": TENANT_METRIC_LABEL, "replacement": model.tenant},
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def volcano_service_monitors(observability: ObservabilityConfig) -> list[dict[str, Any]]:
+    """The scheduler's and the controller's metrics Services (the chart ships no monitors, and its
+    containers declare no ports, so a PodMonitor would find nothing)."""
+    return [
+        {
+            "apiVersion": MONITORING_API_VERSION,
+            "kind": "ServiceMonitor",
+            "metadata": {
+                "name": f"volcano-{component}",
+                "namespace": VOLCANO_NAMESPACE,
+                "labels": {**MANAGED_BY, **observability.labels},
+            },
+            "spec": {
+                "selector": {"matchLabels": dict(labels)},
+                "endpoints": [
+                    {
+                        "port": VOLCANO_METRICS_PORT_NAME,
+                        "path": METRICS_PATH,
+                        "interval": f"{observability.scrape_interval_seconds}s",
+                    }
+                ],
+            },
+        }
+        for component, (_, _, labels) in VOLCANO_METRICS_SERVICES.items()
+    ]

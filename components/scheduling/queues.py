@@ -1,0 +1,121 @@
+"""`TenantQueues`: each tenant's namespaces and Volcano Queue, and the `default` queue patch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from components.kubernetes.objects import adopted, custom_resource, merged
+from components.kubernetes.resource import NAMESPACE, KubernetesResource, custom_kind
+from config.platform_labels import MANAGED_BY, TENANT_LABEL
+from config.sections.tenants import DefaultQueuePatch
+from config.spec.platform import PlatformSpec, TenantSpec
+from config.upstream.kubernetes import PATCH_FORCE_ANNOTATION, WAIT_FOR_ANNOTATION
+from config.upstream.volcano import QUEUE_API_VERSION
+
+# `pulumi up` waits until the controller has opened the queue; PodGroups in a queue that is not
+# yet Open are rejected by admission.
+QUEUE_OPEN = "jsonpath={.status.state}=Open"
+
+
+def queue_manifest(tenant: TenantSpec) -> dict[str, Any]:
+    queue = tenant.config.queue
+    spec: dict[str, Any] = {
+        "weight": queue.weight,
+        "reclaimable": queue.reclaimable,
+        "priority": queue.priority,
+        "dequeueStrategy": queue.dequeue_strategy,
+    }
+    if queue.capability:
+        spec["capability"] = dict(queue.capability)
+    if queue.deserved:
+        spec["deserved"] = dict(queue.deserved)
+    if queue.guarantee:
+        spec["guarantee"] = {"resource": dict(queue.guarantee)}
+    if tenant.parent_queue:
+        spec["parent"] = tenant.parent_queue
+    return {
+        "apiVersion": QUEUE_API_VERSION,
+        "kind": "Queue",
+        "metadata": {
+            "name": tenant.queue_name,
+            "labels": {TENANT_LABEL: tenant.name, **MANAGED_BY},
+            "annotations": {WAIT_FOR_ANNOTATION: QUEUE_OPEN},
+        },
+        "spec": spec,
+    }
+
+
+def default_queue_patch(patch: DefaultQueuePatch) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if patch.weight is not None:
+        spec["weight"] = patch.weight
+    if patch.capability is not None:
+        spec["capability"] = dict(patch.capability)
+    if patch.reclaimable is not None:
+        spec["reclaimable"] = patch.reclaimable
+    return spec
+
+
+class TenantQueues(pulumi.ComponentResource):
+    """Namespaces labelled with their tenant, one Queue per tenant (parents first)."""
+
+    namespaces: dict[str, KubernetesResource]
+    """Namespace name -> resource."""
+    queues: dict[str, KubernetesResource]
+    """Tenant name -> its Queue."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: PlatformSpec,
+        volcano: pulumi.Resource,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("volcano-platform:queues:TenantQueues", name, None, opts)
+        self.namespaces = {}
+        self.queues = {}
+        for tenant in spec.tenants.values():
+            for namespace in tenant.namespaces:
+                self.namespaces[namespace] = KubernetesResource(
+                    f"{name}-namespace-{namespace}",
+                    NAMESPACE,
+                    {
+                        "metadata": {
+                            "name": namespace,
+                            "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
+                        }
+                    },
+                    # Kept by default: a namespace holds things the stack does not manage.
+                    merged(
+                        pulumi.ResourceOptions(parent=self, retain_on_delete=tenant.config.retain_namespaces),
+                        adopted("namespaces" in tenant.config.adopt, {"metadata": {"name": namespace}}),
+                    ),
+                )
+            manifest = queue_manifest(tenant)
+            depends: list[pulumi.Resource] = [volcano]
+            if tenant.parent:
+                depends.append(self.queues[tenant.parent])
+            self.queues[tenant.name] = custom_resource(
+                f"{name}-queue-{tenant.name}",
+                manifest,
+                merged(
+                    pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
+                    adopted("queue" in tenant.config.adopt, manifest),
+                ),
+            )
+        if spec.config.default_queue is not None:
+            # The scheduler created `default` and owns its `weight` and `reclaimable` under
+            # server-side apply; without force, changing them is a conflict at `pulumi up` that no
+            # preview shows.
+            KubernetesResource(
+                f"{name}-default-queue",
+                custom_kind(QUEUE_API_VERSION, "Queue", patch=True),
+                {
+                    "metadata": {"name": "default", "annotations": {PATCH_FORCE_ANNOTATION: "true"}},
+                    "spec": default_queue_patch(spec.config.default_queue),
+                },
+                pulumi.ResourceOptions(parent=self, depends_on=[volcano]),
+            )
+        self.register_outputs({"queues": spec.queue_names})

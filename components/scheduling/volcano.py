@@ -1,0 +1,48 @@
+"""`VolcanoInstall`: the Volcano scheduler, controller and admission webhook."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.kubernetes.objects import installed_chart
+from components.kubernetes.resource import KubernetesResource
+from components.scheduling.volcano_values import volcano_values
+from components.secrets import platform_pull_secret
+from config.spec.images import volcano_chart, volcano_pull_secret
+from config.spec.platform import PlatformSpec
+from config.upstream.volcano import VOLCANO_NAMESPACE, VOLCANO_RELEASE
+
+
+class VolcanoInstall(pulumi.ComponentResource):
+    """Namespace `volcano-system`, the pull Secret of its images (if any) and the chart as a
+    `helm.v3.Release`.
+
+    A Release, not `helm.v4.Chart`: the admission webhook's TLS secret is made by a Helm hook Job,
+    which Chart v4 drops; without it the webhook never starts and, failing closed, blocks every
+    Queue, PodGroup and HyperNode. `protect` guards both the release and its namespace, since
+    uninstalling the chart deletes the CRDs and every object of those kinds.
+    """
+
+    release: KubernetesResource
+
+    def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("volcano-platform:volcano:VolcanoInstall", name, None, opts)
+        volcano = spec.config.volcano
+        self.release = installed_chart(
+            name,
+            VOLCANO_RELEASE,
+            VOLCANO_NAMESPACE,
+            volcano_chart(spec.config),
+            volcano.protect,
+            self,
+            platform_pull_secret(spec, volcano_pull_secret(spec.config), VOLCANO_NAMESPACE),
+            volcano.adopt,
+            {
+                "version": volcano.version,
+                "values": volcano_values(spec),
+                # The admission init Job must finish before Queues can be created.
+                "waitForJobs": True,
+                "timeout": 900,
+            },
+        )
+        self.register_outputs({"release": VOLCANO_RELEASE, "namespace": VOLCANO_NAMESPACE})

@@ -1,0 +1,45 @@
+"""The cross-checks that run on a resolved spec before anything is registered.
+
+A check is a function from `PlatformSpec` to problems (errors and warnings). To add one, write it
+next to the concept it guards and list it here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from config.checks.credentials import check_registries, check_secret_names
+from config.checks.installs import check_images, check_installs, check_upstream_versions
+from config.checks.models import check_models
+from config.checks.names import check_names, check_resource_names
+from config.checks.observability import check_observability
+from config.checks.priority import check_priority_classes
+from config.checks.queues import check_queues
+from config.checks.quotas import check_queue_capacity
+from config.checks.scheduler import check_scheduler
+from config.checks.security import check_pod_security
+from config.errors import Problem
+from config.spec.platform import PlatformSpec
+
+Check = Callable[[PlatformSpec], Iterable[Problem]]
+
+CHECKS: tuple[Check, ...] = (
+    check_upstream_versions,
+    check_images,
+    check_installs,
+    check_names,
+    check_priority_classes,
+    check_queues,
+    check_scheduler,
+    check_models,
+    check_resource_names,
+    check_pod_security,
+    check_registries,
+    check_secret_names,
+    check_queue_capacity,
+    check_observability,
+)
+
+
+def run_checks(spec: PlatformSpec) -> list[Problem]:
+    return [problem for check in CHECKS for problem in check(spec)]

@@ -1,0 +1,109 @@
+"""Checks of a model's environment: what the platform sets already, credentials in plain text, and
+variables that override what the platform manages."""
+
+from __future__ import annotations
+
+import re
+
+from config.checks.credentials import credential_shape, secret_exists
+from config.errors import Problem, join_path
+from config.sections.models import SecretRef
+from config.spec.model import ModelSpec
+from config.spec.platform import PlatformSpec
+from config.upstream.versions import version_text
+from config.upstream.vllm_releases import (
+    ENGINE_READY_TIMEOUT_ENV,
+    ENGINE_READY_TIMEOUT_SINCE,
+)
+
+_CREDENTIAL_NAME = re.compile(r"(TOKEN|PASSWORD|PASSWD|SECRET|API_KEY|ACCESS_KEY|PRIVATE_KEY)", re.I)
+# Variables LWS injects into every container of a LeaderWorkerSet.
+LWS_ENV = ("LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX")
+
+
+def check_environment(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    cfg = model.config
+    path = join_path("models", model.name, "env")
+    problems: list[Problem] = []
+    platform_set = {
+        **(dict.fromkeys(LWS_ENV, "LeaderWorkerSet injects it") if model.multi_node else {}),
+        **({"VLLM_HOST_IP": "the platform sets it to the pod IP"} if model.multi_node else {}),
+        **(
+            {"HF_TOKEN": "the platform sets it from `source.hub.tokenSecret`"}
+            if cfg.source.hub and cfg.source.hub.token_secret
+            else {}
+        ),
+    }
+    for name, value in cfg.env.items():
+        var_path = join_path(path, name)
+        if name in platform_set:
+            problems.append(Problem(var_path, f"`{name}` is set already: {platform_set[name]}", "remove it from `env`"))
+        elif isinstance(value, str) and _CREDENTIAL_NAME.search(name) and value:
+            problems.append(
+                Problem(
+                    var_path,
+                    f"`{name}` looks like a credential but is given in plain text",
+                    f"store it with `pulumi config set --secret --path 'secrets.{name.lower().replace('_', '-')}'` "
+                    f"and write `{name}: {{secret: {name.lower().replace('_', '-')}}}`",
+                    got="[hidden]",
+                )
+            )
+        elif isinstance(value, str) and (shape := credential_shape(value)):
+            problems.append(
+                Problem(
+                    var_path,
+                    f"the value looks like {shape} written in plain text",
+                    "store it under `secrets` (`pulumi config set --secret --path 'secrets.<name>' <value>`) and "
+                    f"write `{name}: {{secret: <name>}}`",
+                    got="[hidden]",
+                )
+            )
+        elif isinstance(value, SecretRef):
+            problems += secret_exists(spec, value.secret, join_path(var_path, "secret"))
+        if isinstance(value, str):
+            problems += _managed_env(spec, model, name, value, var_path)
+    return problems
+
+
+DEVICE_ENV = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES")
+
+
+def _managed_env(spec: PlatformSpec, model: ModelSpec, name: str, value: str, path: str) -> list[Problem]:
+    """Variables that silently override what the platform manages."""
+    cfg = model.config
+    gpus = cfg.resources.gpus
+    if name in DEVICE_ENV or name == spec.accelerator.vendor.device_env:
+        visible = [d for d in value.split(",") if d.strip()]
+        if gpus and len(visible) < gpus:
+            return [
+                Problem(
+                    path,
+                    f"`{name}` makes {len(visible)} of the pod's {gpus} devices visible; vLLM would use only those",
+                    "remove it: the device plugin already gives each pod exactly its devices",
+                    got=value,
+                )
+            ]
+    if name == ENGINE_READY_TIMEOUT_ENV:
+        if model.vllm_version < ENGINE_READY_TIMEOUT_SINCE:
+            return [
+                Problem(
+                    path,
+                    f"vLLM {version_text(model.vllm_version)} does not read `{name}` (it arrived in "
+                    f"{version_text(ENGINE_READY_TIMEOUT_SINCE)})",
+                    "remove it; see the warning on `startup.loadTimeoutSeconds`",
+                    got=value,
+                    severity="warning",
+                )
+            ]
+        if value.isdigit() and int(value) < cfg.startup.load_timeout_seconds:
+            return [
+                Problem(
+                    path,
+                    f"the engine gives up after {value} s, before the load budget of "
+                    f"{cfg.startup.load_timeout_seconds} s the probes allow",
+                    "remove it: the platform sets it to `startup.loadTimeoutSeconds`",
+                    got=value,
+                    severity="warning",
+                )
+            ]
+    return []

@@ -1,0 +1,167 @@
+"""Checks of each model: parallelism, references (priority class, registries, secrets) and pod
+options; `check_models` also runs the per-model checks of vllm, volumes, environment and placement."""
+
+from __future__ import annotations
+
+import re
+
+from config.checks.credentials import secret_exists
+from config.checks.environment import check_environment
+from config.checks.placement import check_node_capacity, check_placement_options
+from config.checks.vllm import check_engine_args, check_rope, check_tool_parser, check_vllm_release
+from config.checks.volumes import check_volumes
+from config.errors import Problem, join_path
+from config.schema.quantity import quantity_value
+from config.spec.model import ModelSpec
+from config.spec.platform import PlatformSpec
+
+_CAPABILITY = re.compile(r"^[A-Z][A-Z_]*$")
+
+
+def check_models(spec: PlatformSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    for model in spec.models.values():
+        problems += _parallelism(model)
+        problems += _references(spec, model)
+        problems += check_engine_args(model)
+        problems += check_vllm_release(model)
+        problems += check_tool_parser(model)
+        problems += check_rope(model)
+        problems += check_volumes(spec, model)
+        problems += check_environment(spec, model)
+        problems += check_placement_options(spec, model)
+        problems += _pod_options(model)
+        problems += check_node_capacity(spec, model)
+    return problems
+
+
+def _parallelism(model: ModelSpec) -> list[Problem]:
+    cfg = model.config
+    path = join_path("models", model.name)
+    problems: list[Problem] = []
+    if cfg.multi_node and cfg.resources.gpus == 0:
+        problems.append(
+            Problem(
+                join_path(path, "resources", "gpus"),
+                "a multi-node model needs GPUs on every node",
+                "set `resources.gpus`, or use `nodesPerReplica: 1`",
+                got=0,
+            )
+        )
+        return problems
+    world = cfg.tensor_parallel * cfg.pipeline_parallel
+    available = max(cfg.resources.gpus, 1) * cfg.nodes_per_replica
+    if cfg.resources.gpus and world != available:
+        problems.append(
+            Problem(
+                join_path(path, "engine"),
+                f"tensor x pipeline parallel = {cfg.tensor_parallel} x {cfg.pipeline_parallel} = "
+                f"{world}, but a replica has {cfg.resources.gpus} GPU(s) x {cfg.nodes_per_replica} "
+                f"node(s) = {available}",
+                "make tensorParallelSize x pipelineParallelSize equal GPUs per pod x nodesPerReplica "
+                f"(e.g. tp {cfg.resources.gpus} x pp {cfg.nodes_per_replica})",
+            )
+        )
+    return problems
+
+
+def _references(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    cfg = model.config
+    path = join_path("models", model.name)
+    problems: list[Problem] = []
+    if cfg.priority_class not in spec.priority_classes:
+        problems.append(
+            Problem(
+                join_path(path, "priorityClass"),
+                f"priority class `{cfg.priority_class}` does not exist",
+                "use one of: " + ", ".join(spec.priority_classes),
+                got=cfg.priority_class,
+            )
+        )
+    for index, registry in enumerate(cfg.image_pull_secrets):
+        if registry not in spec.config.registries:
+            problems.append(
+                Problem(
+                    join_path(path, "imagePullSecrets", index),
+                    f"registry `{registry}` is not defined",
+                    "add it under `registries` (server, username, passwordSecret)",
+                    got=registry,
+                )
+            )
+    if cfg.source.hub and cfg.source.hub.token_secret:
+        problems += secret_exists(spec, cfg.source.hub.token_secret, join_path(path, "source", "hub", "tokenSecret"))
+    return problems
+
+
+def _zero(value: int | str) -> bool:
+    return value == 0 or (isinstance(value, str) and value.rstrip("%").strip() in ("0", ""))
+
+
+def _pod_options(model: ModelSpec) -> list[Problem]:
+    cfg = model.config
+    path = join_path("models", model.name)
+    problems: list[Problem] = []
+    image = cfg.image.split("@", 1)
+    name_tag = image[0].rsplit("/", 1)[-1]
+    if len(image) == 1 and (":" not in name_tag or name_tag.endswith(":latest")):
+        problems.append(
+            Problem(
+                join_path(path, "image"),
+                "the image is not pinned (no tag, or `latest`)",
+                "pin a version tag or a digest, so every node runs the same build",
+                got=cfg.image,
+            )
+        )
+    memory = quantity_value(cfg.resources.memory)
+    if cfg.shm_size_gi * 2**30 > memory:
+        problems.append(
+            Problem(
+                join_path(path, "shmSizeGi"),
+                f"/dev/shm ({cfg.shm_size_gi}Gi) is larger than the "
+                f"pod's memory ({cfg.resources.memory}); shared memory counts against it",
+                "lower `shmSizeGi` or raise `resources.memory`",
+                severity="warning",
+            )
+        )
+    for index, capability in enumerate(cfg.capabilities or ()):
+        if not _CAPABILITY.match(capability):
+            problems.append(
+                Problem(
+                    join_path(path, "capabilities", index),
+                    f"`{capability}` is not a capability name",
+                    "use upper-case names such as `IPC_LOCK`",
+                    got=capability,
+                )
+            )
+    if cfg.engine.gpu_memory_utilization == 1:
+        problems.append(
+            Problem(
+                join_path(path, "engine", "gpuMemoryUtilization"),
+                "vLLM may then take all device memory for weights and KV cache, leaving none for CUDA graphs, "
+                "activations or the runtime: the engine fails with out-of-memory errors under load",
+                "leave headroom, e.g. 0.9",
+                got=1.0,
+                severity="warning",
+            )
+        )
+    rollout = cfg.rollout
+    if _zero(rollout.max_surge) and _zero(rollout.max_unavailable):
+        problems.append(
+            Problem(
+                join_path(path, "rollout"),
+                "maxSurge and maxUnavailable are both 0: an update could never replace a replica, and the API "
+                "server rejects it",
+                "allow `maxUnavailable: 1` (no spare GPUs needed) or `maxSurge: 1`",
+            )
+        )
+    rdma = [d for d in cfg.resources.devices if "rdma" in d.lower()]
+    if rdma and cfg.capabilities is not None and "IPC_LOCK" not in cfg.capabilities:
+        problems.append(
+            Problem(
+                join_path(path, "capabilities"),
+                "RDMA devices are requested without IPC_LOCK; memory registration will fail",
+                "add `IPC_LOCK`",
+                severity="warning",
+            )
+        )
+    return problems

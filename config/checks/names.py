@@ -1,0 +1,201 @@
+"""Names that must be valid, unique or unreserved across the whole stack.
+
+Kubernetes object names are contracts (queue, class and service names are what workloads and
+users refer to), so collisions and reserved names are caught here rather than by the API server.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator
+
+from config.errors import Problem, join_path
+from config.spec.platform import PlatformSpec
+from config.upstream.lws import LWS_NAMESPACE
+from config.upstream.volcano import RESERVED_QUEUES, VOLCANO_NAMESPACE
+
+RESERVED_NAMESPACES = frozenset(
+    {"default", "kube-system", "kube-public", "kube-node-lease", VOLCANO_NAMESPACE, LWS_NAMESPACE}
+)
+# Namespaces of the cluster's own components (Kubernetes, OpenShift).
+RESERVED_NAMESPACE_PREFIXES = ("kube-", "openshift-")
+
+
+def check_names(spec: PlatformSpec) -> list[Problem]:
+    """Names valid one by one (checked by the models) can still collide or be reserved."""
+    return [*_queue_names(spec), *_namespaces(spec), *_services(spec)]
+
+
+def _queue_names(spec: PlatformSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    owners: dict[str, str] = {}
+    for tenant in spec.config.tenants:
+        queue = spec.config.tenants[tenant].queue_name(tenant)
+        path = join_path("tenants", tenant, "queue", "name")
+        if queue in RESERVED_QUEUES:
+            problems.append(
+                Problem(
+                    path,
+                    f"queue name `{queue}` is reserved: the scheduler creates `root` and "
+                    "`default` itself and creating them again fails",
+                    "choose another name (patch the default queue with `defaultQueue`)",
+                    got=queue,
+                )
+            )
+        elif queue in owners:
+            problems.append(
+                Problem(
+                    path,
+                    f"queue `{queue}` is also the queue of tenant `{owners[queue]}`",
+                    "give every tenant its own queue name",
+                    got=queue,
+                )
+            )
+        owners.setdefault(queue, tenant)
+    return problems
+
+
+def _namespaces(spec: PlatformSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    owners: dict[str, str] = {}
+    for tenant in spec.tenants.values():
+        for index, namespace in enumerate(tenant.namespaces):
+            path = join_path("tenants", tenant.name, "namespaces", index)
+            if namespace in RESERVED_NAMESPACES or namespace.startswith(RESERVED_NAMESPACE_PREFIXES):
+                problems.append(
+                    Problem(
+                        path,
+                        f"namespace `{namespace}` belongs to the cluster or the platform itself; a tenant that "
+                        "owns it could change or delete what runs there",
+                        "use a namespace of the tenant's own",
+                        got=namespace,
+                    )
+                )
+            elif namespace in owners:
+                problems.append(
+                    Problem(
+                        path,
+                        f"namespace `{namespace}` already belongs to tenant `{owners[namespace]}`",
+                        "give every tenant its own namespaces",
+                        got=namespace,
+                    )
+                )
+            owners.setdefault(namespace, tenant.name)
+    return problems
+
+
+def _services(spec: PlatformSpec) -> list[Problem]:
+    """Service names per namespace: the models' Services and the LWS headless Services (LWS
+    creates one named exactly like each LeaderWorkerSet)."""
+    problems: list[Problem] = []
+    owners: dict[tuple[str, str], tuple[str, bool]] = {}  # (namespace, name) -> (model, headless)
+    claims: list[tuple[str, str, str, bool, str]] = []  # namespace, name, model, headless, path
+    for model in spec.models.values():
+        path = join_path("models", model.name)
+        if model.multi_node:
+            claims.append((model.namespace, model.name, model.name, True, path))
+        claims.append((model.namespace, model.service_name, model.name, False, join_path(path, "serviceName")))
+    for namespace, name, model_name, headless, path in claims:
+        owner = owners.setdefault((namespace, name), (model_name, headless))
+        if owner == (model_name, headless):
+            continue
+        other, other_headless = owner
+        if other == model_name:
+            message = f"the model's Service `{name}` collides with its LeaderWorkerSet's headless Service"
+        else:
+            kind = "the headless Service of the LeaderWorkerSet" if other_headless else "the Service"
+            message = f"Service `{name}` in namespace `{namespace}` is already {kind} of model `{other}`"
+        problems.append(Problem(path, message, "set a distinct `serviceName`", got=name))
+    return problems
+
+
+STANDARD_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
+_HUGEPAGES = re.compile(r"^hugepages-\d+(Ki|Mi|Gi)$")
+# What a component's own requests and limits can name.
+COMPONENT_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def known_resources(spec: PlatformSpec) -> list[str]:
+    return [*STANDARD_RESOURCES, spec.gpu_resource, *spec.config.cluster.extended_resources]
+
+
+def _named(spec: PlatformSpec) -> Iterator[tuple[str, str, str]]:
+    """(key path, resource name, what names it) for every resource name in the config."""
+    config = spec.config
+    for tenant, tenant_config in config.tenants.items():
+        queue = tenant_config.queue
+        for field, quotas in (
+            ("capability", queue.capability),
+            ("deserved", queue.deserved),
+            ("guarantee", queue.guarantee),
+        ):
+            for name in quotas:
+                yield join_path("tenants", tenant, "queue", field, name), name, "quota"
+    if config.default_queue is not None and config.default_queue.capability:
+        for name in config.default_queue.capability:
+            yield join_path("defaultQueue", "capability", name), name, "quota"
+    for model, model_config in config.models.items():
+        resources = model_config.resources
+        if resources.gpu_resource is not None:
+            yield join_path("models", model, "resources", "gpuResource"), resources.gpu_resource, "accelerator"
+        for name in resources.devices:
+            yield join_path("models", model, "resources", "devices", name), name, "device"
+    for name in config.volcano.scheduler.binpack.resources:
+        yield join_path("volcano", "scheduler", "binpack", "resources", name), name, "device"
+
+
+def _unknown(name: str, allowed: list[str], path: str, what: str) -> Problem:
+    lowered = {a.lower(): a for a in allowed}
+    close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.75) or (
+        [lowered[name.lower()]] if name.lower() in lowered else []
+    )
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    return Problem(
+        path,
+        f"`{name}` is not a resource the cluster's nodes offer, so a {what} on it "
+        + ("limits nothing" if what == "quota" else "can never be satisfied (the pods stay Pending)"),
+        f"{hint}use one of: {', '.join(allowed)}, or declare it under `cluster.extendedResources`",
+        got=name,
+    )
+
+
+def check_resource_names(spec: PlatformSpec) -> list[Problem]:
+    allowed = known_resources(spec)
+    extended = [spec.gpu_resource, *spec.config.cluster.extended_resources]
+    problems: list[Problem] = []
+    for path, name, what in _named(spec):
+        if what == "quota" and (name in allowed or _HUGEPAGES.match(name)):
+            continue
+        if what == "accelerator" and name in extended:
+            continue
+        if what == "device":
+            if name == spec.gpu_resource and path.startswith("models"):
+                problems.append(
+                    Problem(
+                        path,
+                        f"`{name}` is the accelerator; as a device it would be requested twice",
+                        "set `resources.gpus` instead",
+                        got=name,
+                    )
+                )
+                continue
+            if name in extended:
+                continue
+        problems.append(_unknown(name, extended if what != "quota" else allowed, path, what))
+    for component in ("scheduler", "controller", "admission"):
+        requirements = getattr(spec.config.volcano.resources, component)
+        if requirements is None:
+            continue
+        for field in ("requests", "limits"):
+            for name in getattr(requirements, field):
+                if name not in COMPONENT_RESOURCES and not _HUGEPAGES.match(name):
+                    problems.append(
+                        Problem(
+                            join_path("volcano", "resources", component, field, name),
+                            f"`{name}` is not a resource a Volcano component uses",
+                            "use cpu, memory or ephemeral-storage",
+                            got=name,
+                        )
+                    )
+    return problems

@@ -1,0 +1,199 @@
+"""Volcano's queue admission rules, checked before anything is applied.
+
+The admission webhook rejects a Queue that breaks them, which would stop `pulumi up` half-way;
+here the same rules are reported against the stack file.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+
+from config.errors import Problem, Severity, join_path
+from config.schema.quantity import format_amount, quantity_value
+from config.spec.platform import PlatformSpec, TenantSpec
+from config.upstream.volcano import MAX_QUEUE_DEPTH
+
+
+def check_queues(spec: PlatformSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    for tenant in spec.tenants.values():
+        problems += _own_limits(tenant)
+        if tenant.depth > MAX_QUEUE_DEPTH:
+            problems.append(
+                Problem(
+                    join_path("tenants", tenant.name, "queue", "parent"),
+                    f"queue `{tenant.queue_name}` is {tenant.depth} levels below `root`, at most "
+                    f"{MAX_QUEUE_DEPTH} are allowed",
+                    "flatten the hierarchy",
+                )
+            )
+        if tenant.parent is not None:
+            problems += _within_parent(spec, tenant)
+        if tenant.children:
+            problems += _children_sum(spec, tenant)
+    problems += _cluster_inventory(spec)
+    problems += _leaf_queues(spec)
+    return problems
+
+
+def _values(resources: dict[str, str]) -> dict[str, Decimal]:
+    return {name: quantity_value(q) for name, q in resources.items()}
+
+
+def _own_limits(tenant: TenantSpec) -> list[Problem]:
+    queue = tenant.config.queue
+    base = join_path("tenants", tenant.name, "queue")
+    guarantee, deserved, capability = (_values(queue.guarantee), _values(queue.deserved), _values(queue.capability))
+    problems: list[Problem] = []
+    for resource, value in guarantee.items():
+        path = join_path(base, "guarantee", resource)
+        if resource not in deserved:
+            problems.append(
+                Problem(
+                    path,
+                    f"{resource} is guaranteed but has no deserved share",
+                    f"set `{join_path(base, 'deserved', resource)}` to at least the guarantee",
+                )
+            )
+        elif value > deserved[resource]:
+            problems.append(
+                Problem(
+                    path,
+                    f"guarantee {format_amount(value)} exceeds deserved {format_amount(deserved[resource])}",
+                    "guarantee <= deserved <= capability",
+                    got=queue.guarantee[resource],
+                )
+            )
+    for resource, value in deserved.items():
+        if resource in capability and value > capability[resource]:
+            problems.append(
+                Problem(
+                    join_path(base, "deserved", resource),
+                    f"deserved {format_amount(value)} exceeds capability {format_amount(capability[resource])}",
+                    "guarantee <= deserved <= capability",
+                    got=queue.deserved[resource],
+                )
+            )
+    return problems
+
+
+def _within_parent(spec: PlatformSpec, tenant: TenantSpec) -> list[Problem]:
+    assert tenant.parent is not None
+    parent = spec.tenants[tenant.parent]
+    mine, theirs = _values(tenant.config.queue.capability), _values(parent.config.queue.capability)
+    return [
+        Problem(
+            join_path("tenants", tenant.name, "queue", "capability", resource),
+            f"capability {format_amount(value)} exceeds the parent queue "
+            f"`{parent.queue_name}`'s {format_amount(theirs[resource])}",
+            "keep a child's capability within its parent's",
+            got=tenant.config.queue.capability[resource],
+        )
+        for resource, value in mine.items()
+        if resource in theirs and value > theirs[resource]
+    ]
+
+
+def _children_sum(spec: PlatformSpec, parent: TenantSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    for field in ("guarantee", "deserved"):
+        sums: dict[str, Decimal] = defaultdict(Decimal)
+        for child in parent.children:
+            for resource, value in _values(getattr(spec.tenants[child].config.queue, field)).items():
+                sums[resource] += value
+        own = _values(getattr(parent.config.queue, field))
+        for resource, total in sums.items():
+            path = join_path("tenants", parent.name, "queue", field, resource)
+            if resource not in own:
+                problems.append(
+                    Problem(
+                        path,
+                        f"child queues set {field} {resource} (total {format_amount(total)}) but the parent has none",
+                        f"set the parent's {field} to at least the total",
+                    )
+                )
+            elif total > own[resource]:
+                problems.append(
+                    Problem(
+                        path,
+                        f"child queues' {field} total {format_amount(total)} exceeds the "
+                        f"parent's {format_amount(own[resource])}",
+                        f"raise the parent's {field} or lower the children's",
+                        got=getattr(parent.config.queue, field)[resource],
+                    )
+                )
+    return problems
+
+
+def _cluster_inventory(spec: PlatformSpec) -> list[Problem]:
+    """Top-level guarantees cannot promise more GPUs than the topology has."""
+    if spec.topology is None:
+        return []
+    gpu = spec.gpu_resource
+    inventory = Decimal(spec.topology.total_gpus)
+    problems: list[Problem] = []
+    checks: tuple[tuple[str, Severity], ...] = (("guarantee", "error"), ("deserved", "warning"))
+    words = spec.accelerator.words
+    for field, severity in checks:
+        shares = {
+            t.name: quantity_value(getattr(t.config.queue, field)[gpu])
+            for t in spec.tenants.values()
+            if t.parent is None and gpu in getattr(t.config.queue, field)
+        }
+        total = sum(shares.values(), Decimal(0))
+        if total > inventory:
+            largest = max(shares, key=lambda name: shares[name])
+            listed = ", ".join(f"{name} {format_amount(amount)}" for name, amount in shares.items())
+            problems.append(
+                Problem(
+                    join_path("tenants", largest, "queue", field, gpu),
+                    f"top-level queues' {field} of {gpu} adds up to {format_amount(total)} ({listed}), but the "
+                    f"topology has {format_amount(inventory)} {words}",
+                    f"lower the {field}s (the largest is `{largest}`'s) or describe the missing nodes",
+                    severity=severity,
+                )
+            )
+    problems += _one_tenant_takes_all(spec, inventory)
+    return problems
+
+
+def _one_tenant_takes_all(spec: PlatformSpec, inventory: Decimal) -> list[Problem]:
+    """A tenant guaranteed (nearly) every accelerator leaves the others only what it does not use."""
+    gpu = spec.gpu_resource
+    top = [t for t in spec.tenants.values() if t.parent is None]
+    if len(top) < 2 or inventory == 0:
+        return []
+    problems: list[Problem] = []
+    for tenant in top:
+        guarantee = tenant.config.queue.guarantee.get(gpu)
+        if guarantee is not None and quantity_value(guarantee) >= inventory * Decimal("0.9"):
+            others = [t.name for t in top if t.name != tenant.name]
+            problems.append(
+                Problem(
+                    join_path("tenants", tenant.name, "queue", "guarantee", gpu),
+                    f"`{tenant.name}` is guaranteed {guarantee} of the cluster's {format_amount(inventory)} "
+                    f"{spec.accelerator.words}; {', '.join(others)} get only what it leaves idle and lose even that "
+                    "when it reclaims",
+                    "guarantee each tenant its minimum; let `deserved` and reclaim share the rest",
+                    got=guarantee,
+                    severity="warning",
+                )
+            )
+    return problems
+
+
+def _leaf_queues(spec: PlatformSpec) -> list[Problem]:
+    """With hierarchical queues only leaves get allocations: models must use leaf tenants."""
+    if not spec.hierarchy:
+        return []
+    return [
+        Problem(
+            join_path("models", model.name, "tenant"),
+            f"tenant `{model.tenant}` has child queues; with hierarchical queues only leaf queues get resources",
+            "run the model under one of its child tenants: " + ", ".join(spec.tenants[model.tenant].children),
+            got=model.tenant,
+        )
+        for model in spec.models.values()
+        if not spec.tenants[model.tenant].leaf
+    ]

@@ -1,0 +1,311 @@
+"""Checks of the scheduler policy and the Volcano version against what the stack uses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from config.errors import Problem, join_path
+from config.spec.platform import PlatformSpec
+from config.spec.scheduler_conf import default_tiers, eviction_style, plugin_names, scheduler_actions, scheduler_conf
+from config.upstream.volcano import (
+    BOOLEAN_PLUGIN_ARGUMENTS,
+    FLOOR_GANG_EVICTION,
+    FLOOR_NETWORK_TOPOLOGY,
+    FLOOR_TIER_NAMES,
+    GANG_EVICTION_ACTIONS,
+    INTEGER_PLUGIN_ARGUMENTS,
+    LEGACY_EVICTION_ACTIONS,
+    QUEUE_PLUGINS,
+    REGISTERED_ACTIONS,
+    REGISTERED_PLUGINS,
+    TOPOLOGY_PLUGIN,
+)
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+BASE = "volcano.scheduler"
+
+
+def check_scheduler(spec: PlatformSpec) -> list[Problem]:
+    volcano = spec.config.volcano
+    scheduler = volcano.scheduler
+    problems: list[Problem] = []
+    defaults = {entry["name"] for tier in default_tiers(volcano, spec.gpu_resource, spec.hierarchy) for entry in tier}
+    for name, settings in scheduler.plugins.items():
+        path = join_path(BASE, "plugins", name)
+        if name not in REGISTERED_PLUGINS:
+            problems.append(
+                Problem(
+                    path,
+                    f"`{name}` is not a registered scheduler plugin (it would be skipped)",
+                    "use one of: " + ", ".join(sorted(REGISTERED_PLUGINS)),
+                )
+            )
+            continue
+        if name not in defaults and settings.enabled and settings.tier is None:
+            problems.append(
+                Problem(path, f"`{name}` is not in the default policy, so it needs a tier", "add `tier: 2` (or 1)")
+            )
+        problems += _argument_types(name, settings.arguments, join_path(path, "arguments"))
+
+    conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
+    active = plugin_names(conf)
+    queue_plugins = [p for p in QUEUE_PLUGINS if p in active]
+    if len(queue_plugins) > 1:
+        problems.append(
+            Problem(
+                join_path(BASE, "plugins"),
+                "both `capacity` and `proportion` are enabled; they "
+                "compute queue shares differently and must not run together",
+                f"keep only `queuePlugin: {scheduler.queue_plugin}`",
+            )
+        )
+    elif not queue_plugins:
+        problems.append(
+            Problem(
+                join_path(BASE, "plugins", scheduler.queue_plugin),
+                "no queue plugin is enabled, so queue capabilities and shares are not enforced",
+                f"do not disable `{scheduler.queue_plugin}`",
+            )
+        )
+    has_parents = any(t.parent is not None for t in spec.tenants.values())
+    if has_parents and scheduler.queue_plugin == "proportion":
+        problems.append(
+            Problem(
+                join_path(BASE, "queuePlugin"),
+                "tenant queues have parents, but `proportion` ignores queue hierarchy",
+                "use `queuePlugin: capacity` (with hierarchy)",
+                got=scheduler.queue_plugin,
+            )
+        )
+    elif has_parents and not any(
+        entry["name"] == "capacity" and entry.get("enableHierarchy")
+        for tier in conf["tiers"]
+        for entry in tier["plugins"]
+    ):
+        where = ("hierarchy",) if scheduler.hierarchy is False else ("plugins", "capacity", "flags")
+        problems.append(
+            Problem(
+                join_path(BASE, *where),
+                "tenant queues have parents, but the capacity plugin's `enableHierarchy` is off",
+                "remove the setting that turns it off (it defaults to on with parent queues)",
+            )
+        )
+    for tier in conf["tiers"]:
+        for entry in tier["plugins"]:
+            if entry["name"] == "drf" and entry.get("enableHierarchy") and "proportion" in active:
+                problems.append(
+                    Problem(
+                        join_path(BASE, "plugins", "drf"),
+                        "drf with `enableHierarchy` conflicts with the proportion plugin",
+                        "drop drf's enableHierarchy, or use capacity",
+                    )
+                )
+    if scheduler.queue_plugin == "proportion":
+        for tenant in spec.tenants.values():
+            if tenant.config.queue.deserved:
+                problems.append(
+                    Problem(
+                        join_path("tenants", tenant.name, "queue", "deserved"),
+                        "`proportion` ignores deserved shares",
+                        "use `queuePlugin: capacity`, or use weight/capability",
+                        severity="warning",
+                    )
+                )
+    problems += _topology_plugin(spec, active)
+    problems += _eviction(spec)
+    return problems
+
+
+def _eviction(spec: PlatformSpec) -> list[Problem]:
+    """Gang-aware and legacy eviction are two separate action pairs; never both, and gang-aware
+    only where the scheduler has it."""
+    volcano = spec.config.volcano
+    scheduler = volcano.scheduler
+    actions = scheduler_actions(volcano, spec.has_multi_node_models)
+    gang = [a for a in actions if a in GANG_EVICTION_ACTIONS]
+    legacy = [a for a in actions if a in LEGACY_EVICTION_ACTIONS]
+    problems: list[Problem] = []
+    if gang and legacy:
+        problems.append(
+            Problem(
+                join_path(BASE, "actions"),
+                f"{', '.join(gang)} and {', '.join(legacy)} both evict: the gang-aware and the legacy actions must "
+                "not run in one scheduler cycle",
+                "keep one pair: set `eviction: gang` or `eviction: pod` and drop `actions`",
+                got=", ".join(actions),
+            )
+        )
+    if gang and volcano.version_tuple < FLOOR_GANG_EVICTION:
+        where = "actions" if scheduler.actions is not None else "eviction"
+        problems.append(
+            Problem(
+                join_path(BASE, where),
+                f"{', '.join(gang)} need Volcano >= 1.15; an unknown action makes the scheduler reject the whole conf",
+                "raise `volcano.version`, or use `eviction: pod`",
+                got=volcano.version,
+            )
+        )
+    if scheduler.actions is not None and scheduler.eviction != "auto":
+        wanted = GANG_EVICTION_ACTIONS if scheduler.eviction == "gang" else LEGACY_EVICTION_ACTIONS
+        if not set(actions) & set(wanted) or (gang if scheduler.eviction == "pod" else legacy):
+            problems.append(
+                Problem(
+                    join_path(BASE, "eviction"),
+                    f"`eviction: {scheduler.eviction}` contradicts `actions` ({', '.join(actions)})",
+                    "set one of them: `eviction` chooses the preempt and reclaim actions of the default list",
+                )
+            )
+    multi_replica = [m.name for m in spec.models.values() if m.multi_node and m.config.planned_replicas > 1]
+    if multi_replica and eviction_style(volcano, True) == "pod" and legacy:
+        problems.append(
+            Problem(
+                join_path(BASE, "eviction" if scheduler.actions is None else "actions"),
+                f"models {', '.join(multi_replica)} run several LWS groups under one PodGroup; the legacy preempt "
+                "and reclaim pick victims pod by pod and can take one pod from each of several groups, and LWS "
+                "then restarts every group that lost one",
+                "use `eviction: gang` (Volcano >= 1.15)",
+                severity="warning",
+            )
+        )
+    for index, configuration in enumerate(scheduler.configurations):
+        if configuration.name not in REGISTERED_ACTIONS:
+            problems.append(
+                Problem(
+                    join_path(BASE, "configurations", index, "name"),
+                    f"`{configuration.name}` is not an action, so its arguments would apply to nothing",
+                    "use one of: " + ", ".join(sorted(REGISTERED_ACTIONS)),
+                    got=configuration.name,
+                )
+            )
+        elif configuration.name not in actions:
+            problems.append(
+                Problem(
+                    join_path(BASE, "configurations", index, "name"),
+                    f"action `{configuration.name}` does not run (actions: {', '.join(actions)}), so its arguments "
+                    "are never read",
+                    "add the action, or remove its configuration",
+                    got=configuration.name,
+                    severity="warning",
+                )
+            )
+    return problems
+
+
+def _argument_types(plugin: str, arguments: Mapping[str, object], path: str) -> list[Problem]:
+    problems: list[Problem] = []
+    integer_keys = INTEGER_PLUGIN_ARGUMENTS.get(plugin, ())
+    boolean_keys = BOOLEAN_PLUGIN_ARGUMENTS.get(plugin, ())
+    for key, value in arguments.items():
+        arg_path = join_path(path, key)
+        wants_int = any(key == k or (k.endswith(".") and key.startswith(k)) for k in integer_keys)
+        if wants_int and (isinstance(value, bool) or not isinstance(value, int)):
+            problems.append(
+                Problem(
+                    arg_path,
+                    "the scheduler reads this argument as an integer",
+                    "write a whole number without quotes",
+                    got=value,
+                )
+            )
+        elif key in boolean_keys and not isinstance(value, bool):
+            problems.append(
+                Problem(
+                    arg_path,
+                    "the scheduler reads this argument as a boolean",
+                    "write true or false without quotes",
+                    got=value,
+                )
+            )
+        elif isinstance(value, str) and _NUMBER.match(value.strip()):
+            problems.append(
+                Problem(
+                    arg_path,
+                    "a quoted number is ignored by the scheduler",
+                    "write the number without quotes (`pulumi config set --path` writes a decimal as a "
+                    f"string unless given `--type float`: `pulumi config set --path --type float '{arg_path}' <n>`)",
+                    got=value,
+                )
+            )
+    return problems
+
+
+def _topology_plugin(spec: PlatformSpec, active: list[str]) -> list[Problem]:
+    problems: list[Problem] = []
+    version = spec.config.volcano.version_tuple
+    constrained = [m.name for m in spec.models.values() if m.multi_node and m.config.topology]
+    uses_topology = spec.topology is not None and spec.topology.hyper_nodes != "none"
+    if (constrained or uses_topology) and version < FLOOR_NETWORK_TOPOLOGY:
+        problems.append(
+            Problem(
+                "volcano.version",
+                "network topologies (HyperNodes, PodGroup networkTopology) need Volcano >= 1.12",
+                "raise `volcano.version`, or remove the topology",
+                got=spec.config.volcano.version,
+            )
+        )
+    own_groups = [m.name for m in spec.models.values() if m.own_pod_group]
+    if own_groups and version < FLOOR_TIER_NAMES:
+        problems.append(
+            Problem(
+                "volcano.version",
+                f"multi-node models ({', '.join(own_groups)}) are gang-scheduled "
+                "per LWS group with PodGroup subGroupPolicy, which needs Volcano >= 1.14",
+                "raise `volcano.version` to 1.14 or later, or turn on `lws.gangScheduling` "
+                "(no topology constraints then)",
+                got=spec.config.volcano.version,
+            )
+        )
+    for model in spec.models.values():
+        constraint = model.config.topology
+        if constraint and constraint.highest_tier_name and version < FLOOR_TIER_NAMES:
+            problems.append(
+                Problem(
+                    join_path("models", model.name, "topology", "highestTierName"),
+                    "highestTierName needs Volcano >= 1.14",
+                    "use `highestTier` (a number)",
+                )
+            )
+    if constrained and TOPOLOGY_PLUGIN not in active:
+        hard = [
+            m.name
+            for m in spec.models.values()
+            if m.multi_node and m.config.topology and m.config.topology.mode == "hard"
+        ]
+        where = "networkTopology.enabled" if not scheduler_plugin_removed(spec, TOPOLOGY_PLUGIN) else "plugins"
+        problems.append(
+            Problem(
+                join_path(BASE, *where.split(".")),
+                f"models {', '.join(hard or constrained)} have "
+                + ("hard " if hard else "")
+                + f"topology constraints but the `{TOPOLOGY_PLUGIN}` plugin is off, so "
+                + ("their tiers are not enforced" if hard else "placement ignores the network"),
+                "enable the plugin",
+                severity="error" if hard else "warning",
+            )
+        )
+    gang_models = [m.name for m in spec.models.values() if m.multi_node]
+    if gang_models and "gang" not in active:
+        problems.append(
+            Problem(
+                join_path(BASE, "plugins", "gang"),
+                f"multi-node models ({', '.join(gang_models)}) need the `gang` plugin: without it a replica's pods "
+                "start one by one, and a partly placed replica holds GPUs while it waits for the rest forever",
+                "do not disable `gang`",
+            )
+        )
+    if constrained and spec.topology is not None and spec.topology.hyper_nodes == "none":
+        problems.append(
+            Problem(
+                "topology.hyperNodes",
+                f"models {', '.join(constrained)} have topology constraints but no HyperNodes describe the network",
+                "use `hyperNodes: discovery` or `explicit`",
+                severity="warning",
+            )
+        )
+    return problems
+
+
+def scheduler_plugin_removed(spec: PlatformSpec, name: str) -> bool:
+    settings = spec.config.volcano.scheduler.plugins.get(name)
+    return settings is not None and not settings.enabled

@@ -1,0 +1,253 @@
+"""Kubernetes naming rules as annotated string types for the config models.
+
+Names in the stack file become object names, label keys and values, resource names and env vars;
+checking them here means a bad name is reported against its key path before anything is applied,
+instead of as an API-server rejection half-way through `pulumi up`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated
+from urllib.parse import urlparse
+
+from pydantic import AfterValidator
+
+from config.schema.base import invalid
+from config.upstream.lws import LWS_NAME_MAX
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+
+
+def dns_label_problem(value: str, limit: int = 63) -> str | None:
+    if len(value) > limit:
+        return f"is {len(value)} characters long, at most {limit} are allowed"
+    if not _DNS_LABEL.match(value):
+        return "must be lower-case letters, digits and '-', starting and ending with a letter or digit"
+    return None
+
+
+def dns_1035_problem(value: str, limit: int = 63) -> str | None:
+    if len(value) > limit:
+        return f"is {len(value)} characters long, at most {limit} are allowed"
+    if not _DNS_1035.match(value):
+        return "must be lower-case letters, digits and '-', starting with a letter"
+    return None
+
+
+def dns_subdomain_problem(value: str) -> str | None:
+    if len(value) > 253:
+        return f"is {len(value)} characters long, at most 253 are allowed"
+    if not _DNS_SUBDOMAIN.match(value):
+        return "must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+    return None
+
+
+def qualified_name_problem(value: str) -> str | None:
+    """Label keys and extended resource names: optional DNS-subdomain prefix, then a name."""
+    prefix, _, name = value.rpartition("/")
+    if "/" in value and not prefix:
+        return "has an empty prefix before '/'"
+    if prefix and (problem := dns_subdomain_problem(prefix)):
+        return f"prefix `{prefix}` {problem}"
+    if len(name) > 63:
+        return f"name part is {len(name)} characters long, at most 63 are allowed"
+    if not _QUALIFIED_NAME.match(name):
+        return "name part must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    if len(value) > 63:
+        return f"is {len(value)} characters long, at most 63 are allowed"
+    if not _LABEL_VALUE.match(value):
+        return "must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+    return None
+
+
+# The distribution reference grammar (github.com/distribution/reference): registry host with an
+# optional port, lower-case path components, then a tag and/or a digest.
+_DOMAIN = (
+    r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*"
+)
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REGISTRY = re.compile(rf"^{_DOMAIN}(?::[0-9]+)?(?:/{_PATH_COMPONENT})*$")
+_IMAGE = re.compile(
+    rf"^(?:{_DOMAIN}(?::[0-9]+)?/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
+)
+_CHART_REPOSITORY = re.compile(rf"^(?:oci://{_DOMAIN}(?::[0-9]+)?(?:/{_PATH_COMPONENT})*|https?://[^\s/]+(?:/\S*)?)$")
+
+
+def image_reference_problem(value: str) -> str | None:
+    if "://" in value:
+        return "has a URL scheme; image references start with the registry host"
+    if not _IMAGE.match(value):
+        if value != value.lower() and _IMAGE.match(value.lower()):
+            return "has upper-case letters in its repository path, which image references do not allow"
+        return "is not an image reference (`[registry[:port]/]path[:tag][@digest]`)"
+    return None
+
+
+def registry_problem(value: str) -> str | None:
+    if "://" in value:
+        return "has a URL scheme; a registry is a host[:port][/path] such as `harbor.example.com:5000/mirror`"
+    if not value:
+        return "is empty"
+    if not _REGISTRY.match(value):
+        return "is not a registry host[:port][/path] (path components are lower case)"
+    return None
+
+
+def chart_repository_problem(value: str) -> str | None:
+    if not _CHART_REPOSITORY.match(value):
+        return "is neither an `oci://host[:port]/path` reference nor an `https://` Helm repository URL"
+    return None
+
+
+def env_name_problem(value: str) -> str | None:
+    if not _ENV_NAME.match(value):
+        return "must be letters, digits, '_', '-' and '.', not starting with a digit"
+    return None
+
+
+def http_url_problem(value: str) -> str | None:
+    parsed = urlparse(value)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        return "is not an http(s) URL"
+    return None
+
+
+def _checked(check: Callable[[str], str | None], what: str, fix: str) -> Callable[[str], str]:
+    def validate(value: str) -> str:
+        problem = check(value)
+        if problem:
+            raise invalid(f"{what} `{value}` {problem}", fix)
+        return value
+
+    return validate
+
+
+DnsLabel = Annotated[
+    str,
+    AfterValidator(_checked(dns_label_problem, "name", "use a DNS-1123 label such as `team-a`")),
+]
+DnsSubdomain = Annotated[
+    str,
+    AfterValidator(_checked(dns_subdomain_problem, "name", "use a DNS-1123 subdomain such as `leafpair12`")),
+]
+LabelKey = Annotated[
+    str,
+    AfterValidator(
+        _checked(qualified_name_problem, "label key", "use `prefix/name`, e.g. `topology.example.com/leaf`")
+    ),
+]
+LabelValue = Annotated[
+    str,
+    AfterValidator(_checked(label_value_problem, "label value", "use at most 63 letters, digits, '-', '_' or '.'")),
+]
+ResourceName = Annotated[
+    str,
+    AfterValidator(_checked(qualified_name_problem, "resource name", "use a name such as `cpu` or `nvidia.com/gpu`")),
+]
+
+
+def extended_resource_problem(value: str) -> str | None:
+    """Extended resources are domain-qualified (`vendor.com/name`) outside `kubernetes.io`."""
+    if "/" not in value:
+        return "has no domain; device plugins advertise extended resources as `<domain>/<name>`"
+    if value.split("/", 1)[0].endswith("kubernetes.io"):
+        return "is in the `kubernetes.io` domain, which extended resources may not use"
+    return qualified_name_problem(value)
+
+
+ExtendedResourceName = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            extended_resource_problem,
+            "resource name",
+            "use the name the device plugin advertises, e.g. `nvidia.com/gpu` or `rdma/hca_shared_devices_a`",
+        )
+    ),
+]
+HttpUrl = Annotated[
+    str,
+    AfterValidator(_checked(http_url_problem, "URL", "write it as http(s)://host[:port][/path]")),
+]
+EnvName = Annotated[
+    str,
+    AfterValidator(_checked(env_name_problem, "variable name", "use a name such as `NCCL_SOCKET_IFNAME`")),
+]
+
+
+def _priority_class_problem(value: str) -> str | None:
+    if value.startswith("system-"):
+        return "uses the `system-` prefix Kubernetes reserves"
+    return dns_subdomain_problem(value)
+
+
+ImageReference = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            image_reference_problem, "image", "write `registry[:port]/path/name:tag`, e.g. `vllm/vllm-openai:v0.33.0`"
+        )
+    ),
+]
+RegistryHost = Annotated[
+    str,
+    AfterValidator(_checked(registry_problem, "registry", "write the host without a scheme, e.g. `10.8.17.100:60066`")),
+]
+ChartRepository = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            chart_repository_problem,
+            "chart repository",
+            "write `oci://harbor.example.com/charts` (OCI, e.g. Harbor 2.8+) or `https://charts.example.com` "
+            "(a Helm repository)",
+        )
+    ),
+]
+
+# Names of entries the stack file keys by name; each becomes a Kubernetes object name.
+TenantName = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            dns_label_problem,
+            "tenant name",
+            "tenant names become namespace and queue names: use a DNS label such as `team-a`",
+        )
+    ),
+]
+ModelName = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            lambda value: dns_1035_problem(value, LWS_NAME_MAX),
+            "model name",
+            "model names become Deployment, LeaderWorkerSet and Service names: use a DNS-1035 label of "
+            f"at most {LWS_NAME_MAX} characters, e.g. `qwen3-8b`",
+        )
+    ),
+]
+PriorityClassName = Annotated[
+    str,
+    AfterValidator(
+        _checked(_priority_class_problem, "priority class name", "use a DNS subdomain such as `p0-critical`")
+    ),
+]
+SecretName = Annotated[
+    str,
+    AfterValidator(
+        _checked(dns_subdomain_problem, "name", "these names become Kubernetes Secret names: use a DNS subdomain")
+    ),
+]

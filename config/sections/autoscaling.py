@@ -1,0 +1,108 @@
+"""`models.<name>.autoscaling`: the replica count follows load instead of the stack file.
+
+The autoscaler owns `replicas` once it is on: the workload is rendered without it, so `pulumi up`
+never resets what the autoscaler chose. Placement and quota checks count `maxReplicas`, the most
+the model can ask for. For a multi-node model a replica is one LeaderWorkerSet group (a gang), and
+the autoscaler scales the LeaderWorkerSet through its scale subresource.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from config.schema.base import ConfigModel, cli_float, invalid
+
+AutoscalingMetric = Literal["requestsWaiting", "requestsRunning", "kvCacheUsage"]
+
+
+class ActivationTrigger(ConfigModel):
+    """What wakes a model scaled to zero. No vLLM pod runs then, so no vLLM series exists: the
+    query must read something that exists without the model's pods (a gateway's request rate)."""
+
+    query: Annotated[str, Field(min_length=1)]
+    """PromQL returning one number, e.g. `sum(rate(gateway_requests_total{route="qwen"}[2m]))`."""
+    threshold: cli_float() = 0.0  # type: ignore[valid-type]
+    """The model wakes when the query's value is above this."""
+
+    @field_validator("query")
+    @classmethod
+    def _promql(cls, value: str) -> str:
+        if problem := promql_problem(value):
+            raise invalid(
+                f"`{value}` is not PromQL: {problem}", "fix the query (`promtool` or Prometheus' UI parse it)"
+            )
+        return value
+
+
+def promql_problem(query: str) -> str | None:
+    """Why `query` does not parse as PromQL (None when it does)."""
+    import promql_parser
+
+    try:
+        promql_parser.parse(query)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+class AutoscalingConfig(ConfigModel):
+    min_replicas: Annotated[int, Field(ge=0, le=10_000)] = 1
+    """Fewest replicas. `0` lets the model scale to zero (KEDA only; needs `activation`)."""
+    max_replicas: Annotated[int, Field(ge=1, le=10_000)]
+    """Most replicas; placement and queue quota checks count this many."""
+    metric: AutoscalingMetric = "requestsWaiting"
+    """vLLM metric to follow: `requestsWaiting` (queued requests), `requestsRunning` (requests in
+    the batch) or `kvCacheUsage` (0..1), averaged over the replicas."""
+    target: cli_float(gt=0)  # type: ignore[valid-type]
+    """Per-replica value to hold, e.g. 5 waiting requests, or 0.8 KV-cache usage."""
+    engine: Literal["keda", "hpa"] = "keda"
+    """`keda`: a KEDA ScaledObject querying Prometheus. `hpa`: a HorizontalPodAutoscaler on a
+    custom metric, which needs an adapter (e.g. prometheus-adapter) serving `hpaMetricName`."""
+    hpa_metric_name: str | None = None
+    """(hpa) Name under which the custom-metrics adapter serves the metric."""
+    activation: ActivationTrigger | None = None
+    """(keda) What wakes the model from zero replicas; required with `minReplicas: 0`."""
+    polling_interval_seconds: Annotated[int, Field(ge=5, le=3600)] = 30
+    """(keda) How often KEDA queries Prometheus."""
+    cooldown_period_seconds: Annotated[int, Field(ge=0, le=86_400)] = 300
+    """(keda) Quiet time before scaling to zero."""
+    scale_down_stabilization_seconds: Annotated[int, Field(ge=0, le=3600)] = 300
+    """Scale down only to the highest replica count wanted in this window: loading a model takes
+    minutes, so flapping is expensive."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AutoscalingConfig:
+        if self.min_replicas > self.max_replicas:
+            raise invalid(
+                f"minReplicas {self.min_replicas} is above maxReplicas {self.max_replicas}",
+                "raise `maxReplicas` or lower `minReplicas`",
+            )
+        if self.metric == "kvCacheUsage" and self.target >= 1:
+            raise invalid(
+                f"a kvCacheUsage target of {self.target} is never reached (usage is 0..1)",
+                "use a fraction such as 0.8",
+            )
+        if self.engine == "hpa":
+            if self.min_replicas == 0:
+                raise invalid(
+                    "a HorizontalPodAutoscaler cannot scale to zero (minReplicas 0)",
+                    "use `engine: keda` with `activation`, or `minReplicas: 1`",
+                )
+            if not self.hpa_metric_name:
+                raise invalid(
+                    "an HPA needs the name the custom-metrics adapter serves the metric under",
+                    "set `hpaMetricName`, or use `engine: keda`",
+                )
+            if self.activation is not None:
+                raise invalid("`activation` is a KEDA setting", "remove it, or use `engine: keda`")
+        elif self.hpa_metric_name is not None:
+            raise invalid("`hpaMetricName` is an HPA setting", "remove it, or use `engine: hpa`")
+        if self.engine == "keda" and self.min_replicas == 0 and self.activation is None:
+            raise invalid(
+                "with minReplicas 0 no vLLM pod runs, so no vLLM metric can wake the model",
+                "set `activation.query` to a series that exists without the model (a gateway's request "
+                "rate), or `minReplicas: 1`",
+            )
+        return self

@@ -1,0 +1,117 @@
+"""The cluster a stack manages: how to reach it, what its accelerators are called and where its
+images and charts come from."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+
+from config.schema.base import ConfigModel, invalid
+from config.schema.names import ChartRepository, ExtendedResourceName, RegistryHost
+from config.schema.quantity import Quantity
+
+VendorName = Literal["nvidia", "amd", "ascend", "metax", "other"]
+"""The keys of `config.upstream.accelerators.VENDORS` (a test keeps them equal)."""
+
+
+class AcceleratorConfig(ConfigModel):
+    """What the cluster's accelerators are, for the Ray bootstrap and the summaries."""
+
+    vendor: VendorName | None = None
+    """`nvidia`, `amd`, `ascend`, `metax` or `other`. Default: from the domain of `gpuResource`
+    (`nvidia.com`, `amd.com`, `huawei.com`, `metax-tech.com`/`mars-tech.com`), else `other`."""
+    ray_resource: str | None = None
+    """How multi-node replicas advertise a pod's devices to Ray: `GPU` (`ray start --num-gpus`)
+    or a custom resource such as `NPU` (`--resources '{"NPU": N}'`, what vLLM-Ascend schedules
+    on). Default: the vendor's."""
+    word: str | None = None
+    """What the devices are called in summaries and the topology picture (`GPU`, `NPU`).
+    Default: the vendor's; `accelerator` for `other`."""
+
+
+class NodeCapacity(ConfigModel):
+    """Allocatable resources of one GPU node (what `kubectl describe node` shows)."""
+
+    cpu: Quantity | None = None
+    """Allocatable CPU of a GPU node, e.g. `96`. Unset: not checked."""
+    memory: Quantity | None = None
+    """Allocatable memory of a GPU node, e.g. `1000Gi`. Unset: not checked."""
+
+
+class MirrorConfig(ConfigModel):
+    """Where the platform's own images and charts come from, e.g. in an air-gapped network. Every
+    image the stack pulls then comes from the mirror (`images.txt` in a render lists them)."""
+
+    registry: RegistryHost | None = None
+    """Registry mirroring the upstream images under their upstream paths (`<registry>/volcanosh/
+    vc-scheduler`, `<registry>/lws/lws`). Default for `volcano.imageRegistry` and the LWS image."""
+    charts: ChartRepository | None = None
+    """Chart source for both charts: `oci://<host>/<path>` (OCI, e.g. Harbor 2.8+, which serves
+    charts only over OCI) or an `https://` Helm repository. Default for `volcano.repository`
+    and `lws.chart`."""
+    pull_secret: str | None = None
+    """Entry of `registries` used to pull the platform's images; the program creates it in
+    `volcano-system` and `lws-system`. Default for `volcano.imagePullSecret` and
+    `lws.imagePullSecret`."""
+
+
+class ClusterConfig(ConfigModel):
+    """`cluster`: identity and access of the Kubernetes cluster."""
+
+    name: str | None = None
+    """Display name of the cluster in summaries and outputs (free to change). Default: the stack
+    name."""
+
+    identifier: str | None = None
+    """Identity of the cluster for the Kubernetes provider (`clusterIdentifier`). Every resource
+    belongs to the provider, and a new identity replaces the provider and with it every resource,
+    so it is set once and never changed; a changed kubeconfig, context or `name` replaces nothing.
+    Default: the stack name."""
+
+    kubeconfig: SecretStr | None = None
+    """Path to a kubeconfig file, or its contents (set it as a Pulumi secret). Default: the
+    ambient `KUBECONFIG` / `~/.kube/config`."""
+
+    context: str | None = None
+    """Kubeconfig context to use. Default: the kubeconfig's current context."""
+
+    gpu_resource: ExtendedResourceName = "nvidia.com/gpu"
+    """Extended resource name of the cluster's accelerators (`nvidia.com/gpu`, `amd.com/gpu`,
+    `huawei.com/Ascend910`, a vendor name such as `mars-tech.com/gpu`). Models, quotas and the
+    scheduler's binpacking default to it."""
+
+    gpus_per_node: Annotated[int, Field(ge=1, le=64)] = 8
+    """GPUs on a topology node unless a domain or node says otherwise."""
+
+    kubernetes_version: Annotated[str, Field(pattern=r"^1\.\d+$")] = "1.33"
+    """Kubernetes minor version (`1.33`) whose API schemas `offline check` validates against."""
+
+    extended_resources: tuple[ExtendedResourceName, ...] = ()
+    """Further extended resources the nodes offer (RDMA devices, MIG slices...). Queues and models
+    may name only these, the accelerator (`gpuResource`), `cpu`, `memory`, `pods`,
+    `ephemeral-storage` and `hugepages-<size>`: a quota on a name no node offers limits nothing."""
+
+    node: NodeCapacity = NodeCapacity()
+    """Allocatable CPU and memory of a GPU node, to check that a pod fits one at all."""
+
+    accelerator: AcceleratorConfig = AcceleratorConfig()
+    """The accelerator vendor behind `gpuResource` (Ray resource, device variable, naming)."""
+
+    mirror: MirrorConfig = MirrorConfig()
+    """Image registry, chart source and pull secret for the platform's own components."""
+
+    host_paths: tuple[str, ...] = ("/mnt", "/data", "/models")
+    """Node directories models may mount with `hostPath` (and below them), besides the
+    accelerator vendor's driver paths. Anything else, and `/`, is refused."""
+
+    @field_validator("host_paths")
+    @classmethod
+    def _host_paths(cls, paths: tuple[str, ...]) -> tuple[str, ...]:
+        for path in paths:
+            if not path.startswith("/") or ".." in path.split("/") or path.rstrip("/") == "":
+                raise invalid(
+                    f"`{path}` is not an allowed host directory: it must be absolute, below `/` and without `..`",
+                    "list directories such as `/data/models`",
+                )
+        return paths

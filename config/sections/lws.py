@@ -1,0 +1,45 @@
+"""`lws`: the LeaderWorkerSet controller that runs multi-node models."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from config.schema.base import ConfigModel
+from config.sections.volcano import ChartVersion
+from config.upstream.lws import LWS_DEFAULT_VERSION
+
+
+class LwsConfig(ConfigModel):
+    """`lws`: chart and gang-scheduling mode of the LeaderWorkerSet controller."""
+
+    install: bool | None = None
+    """Install the LWS chart. Default: when any model spans several nodes. `false` when LWS is
+    managed elsewhere (its CRD must then exist before `pulumi up`)."""
+    chart: str | None = None
+    """Chart reference: `oci://<host>/<path>/lws` or the chart's name in an `https://` Helm
+    repository given by `cluster.mirror.charts`. Default: `<cluster.mirror.charts>/lws`, else
+    `oci://registry.k8s.io/lws/charts/lws`."""
+    version: ChartVersion = LWS_DEFAULT_VERSION
+    """LWS chart version (quote it)."""
+    protect: bool = False
+    """Protect the release from deletion (its CRD would take every LeaderWorkerSet with it)."""
+    adopt: bool = False
+    """LWS was installed by hand as release `lws` in `lws-system`: take over that release and its
+    namespace. `pulumi up` imports the release and upgrades it in place to this stack's chart
+    version and values (`helm/lws.yaml`)."""
+    replicas: Annotated[int, Field(ge=1, le=5)] = 1
+    """Controller replicas."""
+    image_repository: str | None = None
+    """Controller image repository (a mirror of `registry.k8s.io/lws/lws`). Default:
+    `<cluster.mirror.registry>/lws/lws`, else the chart's."""
+    image_pull_secret: str | None = None
+    """Entry of `registries` to pull the controller image with; the program creates the Secret
+    in `lws-system`. Default: `cluster.mirror.pullSecret`."""
+    gang_scheduling: bool = False
+    """Let LWS create one Volcano PodGroup per group itself. Those PodGroups carry no network
+    topology and no priority class, so it is only allowed when no model asks for a topology
+    constraint; by default the platform makes the topology-aware PodGroups."""
+    values: dict[str, Any] = {}
+    """Extra chart values, merged over the generated ones (escape hatch)."""

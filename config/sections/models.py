@@ -1,0 +1,397 @@
+"""`models`: vLLM inference stacks, one per served model.
+
+A model with `nodesPerReplica: 1` runs as a Deployment; with more nodes it runs as a
+LeaderWorkerSet whose groups are gang-scheduled inside one network domain.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field, PlainValidator, WithJsonSchema, field_validator, model_validator
+
+from config.schema.base import ConfigModel, by_shape, cli_float, invalid
+from config.schema.names import (
+    DnsLabel,
+    DnsSubdomain,
+    EnvName,
+    ExtendedResourceName,
+    ImageReference,
+    LabelKey,
+    LabelValue,
+    RegistryHost,
+    dns_1035_problem,
+)
+from config.schema.quantity import Quantity
+from config.sections.autoscaling import AutoscalingConfig
+from config.sections.volcano import Toleration
+
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+class NfsVolume(ConfigModel):
+    server: str
+    """NFS server address."""
+    path: str
+    """Exported path."""
+
+
+class PvcVolume(ConfigModel):
+    claim_name: DnsSubdomain
+    """PersistentVolumeClaim in the model's namespace."""
+
+
+class HostPathVolume(ConfigModel):
+    path: str
+    """Directory on the node (models pre-staged on local disks)."""
+
+
+class HubSource(ConfigModel):
+    id: str
+    """Hugging Face model id, e.g. `Qwen/Qwen3-8B`, downloaded at startup."""
+    token_secret: str | None = None
+    """Entry of `secrets` holding the Hugging Face token (becomes `HF_TOKEN`)."""
+
+
+class ModelSource(ConfigModel):
+    """Where the weights come from: one volume (nfs, pvc, hostPath) or the hub."""
+
+    nfs: NfsVolume | None = None
+    """Read-only NFS export holding the weights."""
+    pvc: PvcVolume | None = None
+    """Read-only PersistentVolumeClaim holding the weights."""
+    host_path: HostPathVolume | None = None
+    """Directory on every node holding the weights."""
+    hub: HubSource | None = None
+    """Download from the Hugging Face hub at startup (no volume)."""
+    mount_path: str = "/models"
+    """Where the volume is mounted in the containers (read-only)."""
+    model: str | None = None
+    """Model directory relative to `mountPath` (volume sources)."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ModelSource:
+        given = [k for k in ("nfs", "pvc", "host_path", "hub") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise invalid(
+                "exactly one of nfs, pvc, hostPath or hub must be given"
+                + (f" (found {', '.join(given)})" if given else ""),
+                "describe one source of the model weights",
+            )
+        if self.hub is None and not self.model:
+            raise invalid(
+                "`model` is required with a volume source", "set `model` to the model's directory under `mountPath`"
+            )
+        if self.hub is not None and self.model:
+            raise invalid(
+                "`model` names a directory of a volume source; a hub source is the model `hub.id`",
+                "remove `model`, or choose a volume source (nfs, pvc, hostPath)",
+            )
+        return self
+
+    @field_validator("mount_path")
+    @classmethod
+    def _absolute_mount(cls, value: str) -> str:
+        if problem := path_problem(value):
+            raise invalid(f"mountPath `{value}` {problem}", "use an absolute path such as `/models`")
+        return value
+
+    @property
+    def model_path(self) -> str:
+        """What vLLM is told to serve: a path inside the container or a hub id."""
+        if self.hub is not None:
+            return self.hub.id
+        assert self.model is not None
+        return f"{self.mount_path.rstrip('/')}/{self.model.strip('/')}"
+
+
+class EngineConfig(ConfigModel):
+    """Typed vLLM engine arguments; anything else goes in `extraArgs`."""
+
+    tensor_parallel_size: Annotated[int, Field(ge=1)] | None = None
+    """`--tensor-parallel-size`. Default: GPUs per pod."""
+    pipeline_parallel_size: Annotated[int, Field(ge=1)] | None = None
+    """`--pipeline-parallel-size`. Default: nodes per replica."""
+    dtype: Literal["auto", "half", "float16", "bfloat16", "float", "float32"] | None = None
+    """`--dtype`."""
+    max_model_len: Annotated[int, Field(ge=1)] | None = None
+    """`--max-model-len`."""
+    gpu_memory_utilization: cli_float(gt=0, le=1) | None = None  # type: ignore[valid-type]
+    """`--gpu-memory-utilization` (0-1)."""
+    trust_remote_code: bool = False
+    """`--trust-remote-code`."""
+    enforce_eager: bool = False
+    """`--enforce-eager`."""
+    tool_call_parser: str | None = None
+    """Enables tool calling: `--enable-auto-tool-choice --tool-call-parser <parser>`."""
+    rope_scaling: dict[str, Any] | None = None
+    """RoPE scaling, e.g. `{rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}`;
+    rendered as `--hf-overrides` (the old `--rope-scaling` flag is gone): `{"rope_scaling": ...}`
+    before vLLM 0.20, `{"rope_parameters": {..., "rope_theta": <ropeTheta>}}` from 0.20 on, whose
+    transformers v5 would otherwise drop the model's `rope_theta`."""
+    rope_theta: cli_float(gt=0) | None = None  # type: ignore[valid-type]
+    """The model's RoPE base (`rope_theta` in its config.json, e.g. 1000000 for Qwen3). Needed
+    with `ropeScaling` from vLLM 0.20 on."""
+    hf_overrides: dict[str, Any] = {}
+    """Further Hugging Face config overrides (`--hf-overrides`)."""
+    extra_args: tuple[str, ...] = ()
+    """Further `vllm serve` arguments, verbatim."""
+
+
+class ModelResources(ConfigModel):
+    """Per-pod resources; requests always equal limits so that gangs count what pods use."""
+
+    gpus: Annotated[int, Field(ge=0, le=64)] = 1
+    """GPUs per pod (per node for multi-node models)."""
+    gpu_resource: ExtendedResourceName | None = None
+    """GPU resource name. Default: `cluster.gpuResource`."""
+    cpu: Quantity
+    """CPU per pod, e.g. `12`."""
+    memory: Quantity
+    """Memory per pod, e.g. `64Gi`."""
+    devices: dict[ExtendedResourceName, Annotated[int, Field(ge=1)]] = {}
+    """Further device resources per pod, e.g. RDMA `{rdma/hca_cpta: 1}`."""
+
+
+class ExtraVolume(ConfigModel):
+    """A further volume in the model's pods, e.g. a vendor driver directory; exactly one source."""
+
+    mount_path: str
+    """Absolute path in the containers."""
+    read_only: bool = True
+    """Mount read-only."""
+    host_path: str | None = None
+    """Directory or file on the node; must be under `cluster.hostPaths` or the accelerator
+    vendor's driver paths."""
+    config_map: DnsSubdomain | None = None
+    """ConfigMap in the model's namespace."""
+    pvc: DnsSubdomain | None = None
+    """PersistentVolumeClaim in the model's namespace."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ExtraVolume:
+        given = [k for k in ("host_path", "config_map", "pvc") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise invalid(
+                "exactly one of hostPath, configMap or pvc must be given"
+                + (f" (found {', '.join(given)})" if given else ""),
+                "give the volume one source",
+            )
+        for what, path in (("mountPath", self.mount_path), ("hostPath", self.host_path)):
+            if path is not None and (problem := path_problem(path)):
+                raise invalid(f"{what} `{path}` {problem}", "write an absolute path without `..`")
+        return self
+
+
+def path_problem(path: str) -> str | None:
+    """Absolute, and no `..` component (which could climb out of an allowed directory)."""
+    if not path.startswith("/"):
+        return "is not absolute"
+    if ".." in path.split("/"):
+        return "contains `..`"
+    return None
+
+
+class SecretRef(ConfigModel):
+    secret: str
+    """Entry of `secrets` whose value the variable takes (through a Kubernetes Secret)."""
+
+
+class FieldRef(ConfigModel):
+    field_path: Literal["status.podIP", "spec.nodeName", "metadata.name", "metadata.namespace"]
+    """Pod field the variable takes, e.g. `status.podIP`."""
+
+
+if TYPE_CHECKING:
+    EnvValue = str | SecretRef | FieldRef
+else:  # chosen by shape at run time, so errors come from the branch the user meant
+    EnvValue = by_shape(str, SecretRef, ("fieldPath", FieldRef))
+
+
+class NetworkAttachment(ConfigModel):
+    name: DnsSubdomain
+    """NetworkAttachmentDefinition name."""
+    namespace: DnsLabel | None = None
+    """Its namespace. Default: the pod's."""
+    interface: str | None = None
+    """Interface name in the pod (e.g. `net1`)."""
+
+
+class TopologyConstraint(ConfigModel):
+    """Where one replica (one LWS group) may be placed in the network."""
+
+    mode: Literal["soft", "hard"] = "soft"
+    """`hard`: all pods of a replica inside one domain at or below the tier, else Pending.
+    `soft`: prefer the closest domain, spill over when it is full."""
+    highest_tier: Annotated[int, Field(ge=1)] | None = None
+    """Highest tier (1 = leaf) the replica may span."""
+    highest_tier_name: LabelKey | None = None
+    """The same, by tier label key (Volcano >= 1.14)."""
+
+    @model_validator(mode="after")
+    def _one_tier(self) -> TopologyConstraint:
+        if self.highest_tier is not None and self.highest_tier_name is not None:
+            raise invalid(
+                "highestTier and highestTierName are both set",
+                "give the tier either by number or by label key",
+            )
+        return self
+
+
+class StartupConfig(ConfigModel):
+    load_timeout_seconds: Annotated[int, Field(ge=30, le=24 * 3600)] = 1800
+    """Budget for loading the weights before the pod counts as failed (startupProbe on
+    `/health`; also raises `VLLM_ENGINE_READY_TIMEOUT_S`)."""
+    probe_period_seconds: Annotated[int, Field(ge=1, le=300)] = 10
+    """Period of the startup, readiness and liveness probes."""
+
+
+class RayConfig(ConfigModel):
+    port: Port = 6379
+    """Ray head port on the leader."""
+    group_timeout_seconds: Annotated[int, Field(ge=10, le=24 * 3600)] = 600
+    """How long the leader waits for all workers to join before failing (the group restarts)."""
+
+
+def _count_or_percent(value: object) -> int | str:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\d{1,3}%", value):
+        return value
+    raise invalid(f"`{value}` is neither a number of replicas nor a percentage", "write e.g. `1` or `25%`")
+
+
+CountOrPercent = Annotated[
+    int | str,
+    PlainValidator(_count_or_percent),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "pattern": r"^\d{1,3}%$"}]}),
+]
+
+
+class RolloutConfig(ConfigModel):
+    max_unavailable: CountOrPercent = 1
+    """Replicas that may be down during an update (a number, or a percentage such as `25%`)."""
+    max_surge: CountOrPercent = 0
+    """Extra replicas during an update (each needs free GPUs)."""
+
+
+class ModelConfig(ConfigModel):
+    """One served model; the key names its workload (Deployment or LeaderWorkerSet)."""
+
+    tenant: str
+    """Tenant whose queue and namespace the model runs in."""
+    namespace: DnsLabel | None = None
+    """Namespace (one of the tenant's). Default: the tenant's first namespace."""
+    image: ImageReference
+    """vLLM image, with a tag or digest."""
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
+    """Image pull policy of the containers."""
+    image_pull_secrets: tuple[str, ...] = ()
+    """Entries of `registries` to pull the image with."""
+    vllm_version: Annotated[str, Field(pattern=r"^v?\d+\.\d+(\.\d+)?$")] | None = None
+    """vLLM version in the image, for flag checks. Default: read from the image tag when it
+    starts with a version, else the current release."""
+    source: ModelSource
+    served_model_name: str | None = None
+    """`--served-model-name`. Default: the model key."""
+    engine: EngineConfig = EngineConfig()
+    """vLLM engine arguments."""
+    entrypoint: Literal["serve", "api-server"] = "serve"
+    """`serve` (`vllm serve`) or `api-server` (the older, deprecated module entrypoint)."""
+    port: Port = 8000
+    """HTTP port of the OpenAI-compatible server."""
+    env: dict[EnvName, EnvValue] = {}
+    """Environment variables: plain strings, `{secret: <name>}` or `{fieldPath: ...}`."""
+    resources: ModelResources
+    networks: tuple[NetworkAttachment, ...] = ()
+    """Secondary networks (Multus), e.g. RDMA NICs."""
+    volumes: dict[DnsLabel, ExtraVolume] = {}
+    """Further volumes keyed by name, e.g. `{ascend-driver: {hostPath: /usr/local/Ascend/driver,
+    mountPath: /usr/local/Ascend/driver}}`."""
+    shm_size_gi: Annotated[int, Field(ge=1, le=2048)] = 16
+    """Size of the `/dev/shm` memory volume in GiB (counts against the pod's memory)."""
+    seccomp_profile: Literal["RuntimeDefault", "Unconfined"] = "RuntimeDefault"
+    """Container seccomp profile; `Unconfined` only where a vendor runtime needs it."""
+    capabilities: tuple[str, ...] | None = None
+    """Added Linux capabilities. Default: `IPC_LOCK` when RDMA devices are requested."""
+    priority_class: str
+    """PriorityClass of the pods and their PodGroup."""
+    preemptable: bool = True
+    """Whether higher-priority work may evict these pods."""
+    replicas: Annotated[int, Field(ge=0, le=10_000)] = 1
+    """Replicas (LWS groups for multi-node models). With `autoscaling` the autoscaler owns the
+    count and this key is not used."""
+    autoscaling: AutoscalingConfig | None = None
+    """Scale with load between `minReplicas` and `maxReplicas` (KEDA or an HPA). Needs
+    `observability.enabled`: the autoscaler follows the model's scraped vLLM metrics."""
+    nodes_per_replica: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Nodes (pods) per replica; more than one makes a LeaderWorkerSet."""
+    topology: TopologyConstraint | None = None
+    """Network placement of each replica (multi-node models)."""
+    startup: StartupConfig = StartupConfig()
+    """Load budget and probe timing."""
+    ray: RayConfig = RayConfig()
+    """Ray cluster of a multi-node replica."""
+    rollout: RolloutConfig = RolloutConfig()
+    """Rolling-update limits of the Deployment or LeaderWorkerSet."""
+    service_name: str | None = None
+    """Name of the model's Service. Default: the model key (`<key>-leader` for multi-node
+    models, whose key is taken by the LWS headless Service)."""
+    node_selector: dict[LabelKey, LabelValue] = {}
+    """Node selector of the pods (e.g. a GPU model label)."""
+    tolerations: tuple[Toleration, ...] = ()
+    """Tolerations of the pods (e.g. for tainted GPU nodes)."""
+    adopt: tuple[Literal["workload", "service", "podGroup"], ...] = ()
+    """Objects of this model that already exist (made by hand) and that the stack takes over
+    instead of creating: `workload` (its Deployment or LeaderWorkerSet), `service`, `podGroup`.
+    `pulumi up` imports them and updates what differs in place; fields that cannot change (a
+    Deployment's selector) must already match, or the object must be recreated (`preflight`
+    lists both)."""
+    labels: dict[LabelKey, LabelValue] = {}
+    """Extra labels on the workload and its pods."""
+    annotations: dict[LabelKey, str] = {}
+    """Extra pod annotations."""
+
+    @field_validator("service_name")
+    @classmethod
+    def _service_name(cls, value: str | None) -> str | None:
+        if value is not None and (problem := dns_1035_problem(value)):
+            raise invalid(f"service name `{value}` {problem}", "use a DNS-1035 label such as `qwen-8b`")
+        return value
+
+    @property
+    def multi_node(self) -> bool:
+        return self.nodes_per_replica > 1
+
+    @property
+    def planned_replicas(self) -> int:
+        """The most replicas the model can run: `maxReplicas` under an autoscaler. Placement
+        and quota checks count this many."""
+        return self.autoscaling.max_replicas if self.autoscaling is not None else self.replicas
+
+    @property
+    def effective_capabilities(self) -> tuple[str, ...]:
+        """Explicit list, else IPC_LOCK when RDMA devices are requested (memory registration)."""
+        if self.capabilities is not None:
+            return self.capabilities
+        return ("IPC_LOCK",) if any("rdma" in device.lower() for device in self.resources.devices) else ()
+
+    @property
+    def tensor_parallel(self) -> int:
+        return self.engine.tensor_parallel_size or max(self.resources.gpus, 1)
+
+    @property
+    def pipeline_parallel(self) -> int:
+        return self.engine.pipeline_parallel_size or self.nodes_per_replica
+
+
+class RegistryCredential(ConfigModel):
+    """Credentials for a private registry; becomes a `kubernetes.io/dockerconfigjson` Secret."""
+
+    server: RegistryHost
+    """Registry host, e.g. `10.8.17.100:60066` (no scheme)."""
+    username: str
+    """User name (or token name) to log in with."""
+    password_secret: str
+    """Entry of `secrets` holding the password or token."""

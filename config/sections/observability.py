@@ -1,0 +1,107 @@
+"""`observability`: metrics, alerts and a dashboard for the models and the scheduler.
+
+Built for prometheus-operator as kube-prometheus-stack installs it (the stack does not install
+either): the operator selects monitors and rules by the label `release: <its release>`, Grafana's
+sidecar loads dashboards from ConfigMaps labelled `grafana_dashboard: "1"`. Both are settings, for
+installs that differ.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from config.schema.base import ConfigModel, cli_float
+from config.schema.names import DnsLabel, HttpUrl, LabelKey, LabelValue
+
+KPS_RELEASE = "kube-prometheus-stack"
+
+
+class AlertsConfig(ConfigModel):
+    """One PrometheusRule with the alerts a platform team pages on. Durations are minutes a
+    condition must hold before the alert fires."""
+
+    enabled: bool = True
+    """Render the PrometheusRule."""
+    no_ready_replica_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
+    """A model that should run has no ready replica."""
+    metrics_down_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
+    """A model's metrics endpoint cannot be scraped."""
+    requests_waiting: Annotated[int, Field(ge=1, le=1_000_000)] = 10
+    """Requests queued in a model's servers (summed over its replicas)..."""
+    requests_waiting_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
+    """... for this long."""
+    kv_cache_usage: cli_float(gt=0, le=1) = 0.95  # type: ignore[valid-type]
+    """KV-cache usage (0..1) of one server at which requests start to be preempted..."""
+    kv_cache_minutes: Annotated[int, Field(ge=1, le=1440)] = 10
+    """... for this long."""
+    pod_group_pending_minutes: Annotated[int, Field(ge=1, le=1440)] = 15
+    """A PodGroup (gang) cannot be scheduled, or waits in its queue."""
+    queue_full_minutes: Annotated[int, Field(ge=1, le=1440)] = 15
+    """A tenant queue's accelerator allocation is at its capability."""
+    scheduler_down_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
+    """The Volcano scheduler or controller is not scraped as up."""
+    labels: dict[LabelKey, LabelValue] = {}
+    """Extra labels on every alert (e.g. `team: gpu-platform` for routing)."""
+    runbook_url: HttpUrl | None = None
+    """Base URL of the runbooks; each alert gets `<base>#<alert name in lower case>` as its
+    `runbook_url` annotation (the `runbook` annotation always says what to do)."""
+
+
+class DashboardConfig(ConfigModel):
+    """A Grafana dashboard in a ConfigMap that Grafana's dashboard sidecar loads."""
+
+    enabled: bool = True
+    """Render the dashboard ConfigMap."""
+    namespace: DnsLabel | None = None
+    """Namespace of the ConfigMap. Default: `observability.namespace` (Grafana's)."""
+    labels: dict[LabelKey, LabelValue] = {"grafana_dashboard": "1"}
+    """Labels the sidecar selects (kube-prometheus-stack: `grafana_dashboard: "1"`)."""
+    folder: str | None = None
+    """Grafana folder, set with the `grafana_folder` annotation (needs the sidecar's
+    `folderAnnotation: grafana_folder`)."""
+    datasource_uid: Annotated[str, Field(min_length=1, max_length=40)] = "prometheus"
+    """UID of the Prometheus datasource (kube-prometheus-stack: `prometheus`)."""
+
+
+class ObservabilityConfig(ConfigModel):
+    enabled: bool = False
+    """Render monitors, alerts and the dashboard. Needs prometheus-operator's CRDs on the
+    cluster (kube-prometheus-stack installs them)."""
+    namespace: DnsLabel = "monitoring"
+    """Namespace of kube-prometheus-stack (Prometheus, Grafana)."""
+    release: Annotated[str, Field(min_length=1, max_length=53)] = KPS_RELEASE
+    """Helm release name of kube-prometheus-stack: the default selector label and Prometheus URL
+    follow from it."""
+    selector_labels: dict[LabelKey, LabelValue] | None = None
+    """Labels on monitors and rules that Prometheus selects them by. Default:
+    `{release: <release>}`."""
+    prometheus_url: HttpUrl | None = None
+    """URL of Prometheus' HTTP API, for KEDA. Default: the Service kube-prometheus-stack creates,
+    `http://<fullname>-prometheus.<namespace>:9090`."""
+    scrape_interval_seconds: Annotated[int, Field(ge=5, le=600)] = 30
+    """How often model and scheduler metrics are scraped."""
+    volcano: bool = True
+    """Scrape the Volcano scheduler and controller."""
+    alerts: AlertsConfig = AlertsConfig()
+    dashboard: DashboardConfig = DashboardConfig()
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self.selector_labels) if self.selector_labels is not None else {"release": self.release}
+
+    @property
+    def query_url(self) -> str:
+        """Where KEDA queries Prometheus: kube-prometheus-stack names its objects `<fullname>`, the
+        release name if it contains the chart name, else `<release>-kube-prometheus-stack`, cut to
+        26 characters (the chart's `_helpers.tpl`)."""
+        if self.prometheus_url is not None:
+            return self.prometheus_url
+        fullname = self.release if KPS_RELEASE in self.release else f"{self.release}-{KPS_RELEASE}"
+        fullname = fullname[:26].rstrip("-")
+        return f"http://{fullname}-prometheus.{self.namespace}:9090"
+
+    @property
+    def dashboard_namespace(self) -> str:
+        return self.dashboard.namespace or self.namespace

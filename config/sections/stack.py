@@ -1,0 +1,55 @@
+"""The whole stack config: every top-level key of `Pulumi.<stack>.yaml` under `volcano-platform:`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import SecretStr
+
+from config.schema.base import ConfigModel
+from config.schema.names import ModelName, PriorityClassName, SecretName, TenantName
+from config.sections.cluster import ClusterConfig
+from config.sections.lws import LwsConfig
+from config.sections.models import ModelConfig, RegistryCredential
+from config.sections.observability import ObservabilityConfig
+from config.sections.priority import PriorityClassConfig
+from config.sections.tenants import DefaultQueuePatch, TenantConfig
+from config.sections.topology import TopologyConfig
+from config.sections.volcano import VolcanoConfig
+
+
+class StackConfig(ConfigModel):
+    """Configuration of one cluster. Keys are read from `volcano-platform:<key>`."""
+
+    cluster: ClusterConfig = ClusterConfig()
+    """Cluster identity, access and GPU resource name."""
+    volcano: VolcanoConfig = VolcanoConfig()
+    """The Volcano install and its scheduler policy."""
+    lws: LwsConfig = LwsConfig()
+    """The LeaderWorkerSet controller."""
+    topology: TopologyConfig | None = None
+    """Network topology of the GPU nodes. Omit on clusters without one (no node labels, no
+    HyperNodes, no placement checks)."""
+    priority_classes: dict[PriorityClassName, PriorityClassConfig] | None = None
+    """PriorityClasses keyed by name. Default: p0-critical, p1-high, p2-normal, p3-low."""
+    tenants: dict[TenantName, TenantConfig] = {}
+    """Tenants keyed by name."""
+    default_queue: DefaultQueuePatch | None = None
+    """Patch of the scheduler-owned `default` queue."""
+    model_defaults: dict[str, Any] = {}
+    """Settings merged under every model (image, env, source...), so a stack states shared
+    values once. Any key of a model; a model's own settings win. Mappings (env, labels, resources,
+    engine, volumes...) merge key by key; `tolerations`, `imagePullSecrets` and `networks` are
+    joined (a model's entry replaces a default entry for the same toleration, registry or network
+    name); every other list (`extraArgs`, `capabilities`) is replaced whole."""
+    models: dict[ModelName, ModelConfig] = {}
+    """Served models keyed by workload name."""
+    observability: ObservabilityConfig = ObservabilityConfig()
+    """Metrics, alerts and a dashboard (needs prometheus-operator on the cluster)."""
+    registries: dict[SecretName, RegistryCredential] = {}
+    """Private registry credentials keyed by the Secret name models refer to."""
+    secrets: dict[SecretName, SecretStr] = {}
+    """Secret values (set with `pulumi config set --secret --path 'secrets.<name>'`)."""
+
+
+TOP_LEVEL_KEYS: tuple[str, ...] = tuple(info.alias or name for name, info in StackConfig.model_fields.items())

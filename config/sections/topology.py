@@ -1,0 +1,120 @@
+"""`topology`: the GPU nodes' leaf/spine network as tiers of node labels and a tree of domains."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import AfterValidator, Field, field_validator
+
+from config.schema.base import ConfigModel, by_shape, invalid
+from config.schema.names import LabelKey, dns_subdomain_problem, label_value_problem
+from config.upstream.volcano import DISCOVERY_TYPE_NAME_MAX, HOSTNAME_LABEL
+
+
+def _domain_name(value: str) -> str:
+    problem = dns_subdomain_problem(value) or label_value_problem(value)
+    if problem:
+        raise invalid(
+            f"domain name `{value}` {problem}",
+            "domain names are node-label values and HyperNode names: use lower-case letters, "
+            "digits, '-' and '.', at most 63 characters",
+        )
+    return value
+
+
+DomainName = Annotated[str, AfterValidator(_domain_name)]
+GpuCount = Annotated[int, Field(ge=0, le=64)]
+
+
+class NodeGroup(ConfigModel):
+    """Nodes that differ from their domain's default GPU count."""
+
+    names: str
+    """Node name or range, e.g. `gpu-worker-[1-4]` (padding as for `nodes`)."""
+    gpus: GpuCount
+    """GPUs on each of these nodes."""
+
+
+if TYPE_CHECKING:
+    NodeEntry = str | NodeGroup
+else:  # chosen by shape at run time, so errors come from the branch the user meant
+    NodeEntry = by_shape(str, NodeGroup)
+
+
+class DomainConfig(ConfigModel):
+    """One network domain: a leaf (with nodes) or a higher tier (with child domains)."""
+
+    gpus_per_node: GpuCount | None = None
+    """GPUs per node in this domain and below. Default: the parent's, then
+    `topology.gpusPerNode`, then `cluster.gpusPerNode`."""
+    nodes: tuple[NodeEntry, ...] = ()
+    """Leaf domains only: node names or ranges, or `{names, gpus}`. A range with a leading zero
+    is zero-padded to its width (`gpu-[001-128]` is gpu-001 ... gpu-128), one without is not
+    (`gpu-[1-128]` is gpu-1 ... gpu-128); bounds of different widths with a leading zero are
+    refused. Several brackets multiply (`rack[1-2]-node[01-16]`), commas list (`gpu-[1-4,7]`)."""
+    domains: dict[DomainName, DomainConfig] = {}
+    """Higher tiers only: the child domains, one tier lower."""
+
+
+class DiscoveryConfig(ConfigModel):
+    """Label discovery by the Volcano controller (`hyperNodes: discovery`)."""
+
+    type_name: str = "gpu-fabric"
+    """Name of the topology type in the controller config (at most 20 characters); it appears in
+    the generated HyperNode names `hypernode-<type>-tier<N>-<random>`."""
+    interval: Annotated[str, Field(pattern=r"^\d+(s|m|h)$")] = "10m"
+    """How often the controller re-reads the node labels."""
+
+    @field_validator("type_name")
+    @classmethod
+    def _type_name(cls, value: str) -> str:
+        if not value or len(value) > DISCOVERY_TYPE_NAME_MAX or not value.replace("-", "").isalnum():
+            raise invalid(
+                f"type name `{value}` must be 1-{DISCOVERY_TYPE_NAME_MAX} letters, digits or '-'",
+                "use a short name such as `topologyA2`",
+            )
+        return value
+
+
+class NodeLabelsConfig(ConfigModel):
+    """Node labels the program sets from the domain tree."""
+
+    enabled: bool = True
+    """Label every topology node with its domains (one server-side-apply patch per node). Turn
+    off when provisioning already labels the nodes."""
+    retain_on_delete: bool = True
+    """Keep a node's labels when it is removed from the config (a live node keeps its
+    placement). `false` strips them on removal."""
+    force: bool = True
+    """Take over labels another field manager set (e.g. an earlier `kubectl label`)."""
+
+
+class TopologyConfig(ConfigModel):
+    """`topology`: tiers (tier 1 = the closest domain) and the domain tree."""
+
+    tiers: Annotated[tuple[LabelKey, ...], Field(min_length=1, max_length=6)]
+    """Node-label key of each tier, tier 1 (leaf, fastest) first, e.g.
+    `[topology.example.com/leaf, topology.example.com/spine]`."""
+    hyper_nodes: Literal["discovery", "explicit", "none"] = "discovery"
+    """How HyperNodes come about: `discovery` (the Volcano controller builds them from the node
+    labels), `explicit` (this program creates them), or `none`."""
+    discovery: DiscoveryConfig = DiscoveryConfig()
+    """Label discovery settings (`hyperNodes: discovery`)."""
+    node_labels: NodeLabelsConfig = NodeLabelsConfig()
+    """Node labels set from the domain tree."""
+    gpus_per_node: GpuCount | None = None
+    """GPUs per node unless a domain or node says otherwise. Default: `cluster.gpusPerNode`."""
+    domains: dict[DomainName, DomainConfig]
+    """The top-tier domains, each with its children down to the leaves and their nodes."""
+
+    @field_validator("tiers")
+    @classmethod
+    def _distinct_tiers(cls, tiers: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(tiers)) != len(tiers):
+            raise invalid("a tier label is listed twice", "give each tier its own label key")
+        if HOSTNAME_LABEL in tiers:
+            raise invalid(
+                f"`{HOSTNAME_LABEL}` is the node level, not a tier",
+                "list only the switch tiers; the hostname level is implied",
+            )
+        return tiers

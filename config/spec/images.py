@@ -1,0 +1,107 @@
+"""Where every image and chart the stack pulls comes from.
+
+`cluster.mirror` is the default source of the platform's own images and charts (an air-gapped
+network mirrors them); per-component keys override it. Resolved here once, so the Helm values,
+the list of images a render writes and the checks all agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from config.upstream.lws import LWS_CHART, LWS_IMAGE_PATH, LWS_IMAGE_REPOSITORY
+from config.upstream.vendored import normalize_version
+from config.upstream.volcano import (
+    VOLCANO_ADMISSION_IMAGE,
+    VOLCANO_CHART,
+    VOLCANO_CHART_REGISTRY,
+    VOLCANO_CONTROLLER_IMAGE,
+    VOLCANO_PATCHED_IMAGE_TAGS,
+    VOLCANO_REPOSITORY,
+    VOLCANO_SCHEDULER_IMAGE,
+)
+
+if TYPE_CHECKING:
+    from config.sections.stack import StackConfig
+    from config.spec.platform import PlatformSpec
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    """What `helm.v3.Release` is given: `chart`, and `repositoryOpts.repo` for a classic Helm
+    repository (None for OCI references, which carry their registry in `chart`)."""
+
+    chart: str
+    repository: str | None
+
+
+def chart_source(repository: str, name: str) -> ChartSource:
+    if repository.startswith("oci://"):
+        return ChartSource(f"{repository.rstrip('/')}/{name}", None)
+    return ChartSource(name, repository)
+
+
+def volcano_chart(config: StackConfig) -> ChartSource:
+    return chart_source(config.volcano.repository or config.cluster.mirror.charts or VOLCANO_REPOSITORY, VOLCANO_CHART)
+
+
+def lws_chart(config: StackConfig) -> ChartSource:
+    charts = config.cluster.mirror.charts
+    chart = config.lws.chart
+    if chart is None:
+        return chart_source(charts, "lws") if charts else ChartSource(LWS_CHART, None)
+    if "://" in chart or chart.endswith(".tgz") or charts is None or charts.startswith("oci://"):
+        return ChartSource(chart, None)
+    return ChartSource(chart, charts)  # a chart name in the mirror's Helm repository
+
+
+def volcano_image_registry(config: StackConfig) -> str:
+    return config.volcano.image_registry or config.cluster.mirror.registry or VOLCANO_CHART_REGISTRY
+
+
+def volcano_image_tag(config: StackConfig) -> str:
+    """The tag every Volcano component runs: the stack's, else the patch release that fixes the
+    chart's images, else the chart's own (`v<chart version>`)."""
+    version = normalize_version(config.volcano.version)
+    return config.volcano.image_tag or VOLCANO_PATCHED_IMAGE_TAGS.get(version) or f"v{version}"
+
+
+def volcano_images(config: StackConfig) -> list[str]:
+    names = [VOLCANO_SCHEDULER_IMAGE, VOLCANO_CONTROLLER_IMAGE]
+    if config.volcano.admission:
+        names.append(VOLCANO_ADMISSION_IMAGE)
+    registry, tag = volcano_image_registry(config), volcano_image_tag(config)
+    return [f"{registry}/{name}:{tag}" for name in names]
+
+
+def lws_image_repository(config: StackConfig) -> str | None:
+    """The LWS controller repository when it differs from the chart's, else None."""
+    if config.lws.image_repository:
+        return config.lws.image_repository
+    if config.cluster.mirror.registry:
+        return f"{config.cluster.mirror.registry}/{LWS_IMAGE_PATH}"
+    return None
+
+
+def lws_image(config: StackConfig) -> str:
+    repository = lws_image_repository(config) or LWS_IMAGE_REPOSITORY
+    return f"{repository}:v{normalize_version(config.lws.version)}"
+
+
+def volcano_pull_secret(config: StackConfig) -> str | None:
+    return config.volcano.image_pull_secret or config.cluster.mirror.pull_secret
+
+
+def lws_pull_secret(config: StackConfig) -> str | None:
+    return config.lws.image_pull_secret or config.cluster.mirror.pull_secret
+
+
+def stack_images(spec: PlatformSpec) -> list[str]:
+    """Every container image the stack pulls: the Volcano components, the LWS controller when
+    installed, and the models' images; sorted, each once."""
+    images = set(volcano_images(spec.config))
+    if spec.lws_install:
+        images.add(lws_image(spec.config))
+    images.update(model.config.image for model in spec.models.values())
+    return sorted(images)

@@ -1,0 +1,66 @@
+"""`PlatformSpec`: the validated stack config with every default and reference resolved.
+
+Components receive slices of this; nothing downstream re-derives namespaces, queue names, GPU
+resource names or topology tiers, so every component agrees on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from config.errors import Problem
+from config.sections.priority import PriorityClassConfig
+from config.sections.stack import StackConfig
+from config.sections.tenants import TenantConfig
+from config.spec.accelerator import Accelerator
+from config.spec.model import ModelSpec
+from config.spec.placement import Placement
+from config.spec.topology import Topology
+
+
+@dataclass(frozen=True)
+class TenantSpec:
+    name: str
+    config: TenantConfig
+    namespaces: tuple[str, ...]
+    queue_name: str
+    parent: str | None
+    """Parent tenant name (hierarchical queues)."""
+    parent_queue: str | None
+    depth: int
+    """1 for a queue directly under `root`."""
+    children: tuple[str, ...] = ()
+
+    @property
+    def leaf(self) -> bool:
+        return not self.children
+
+
+@dataclass(frozen=True)
+class PlatformSpec:
+    stack: str
+    config: StackConfig
+    cluster_name: str
+    topology: Topology | None
+    priority_classes: dict[str, PriorityClassConfig]
+    tenants: dict[str, TenantSpec]
+    """Parents before children."""
+    models: dict[str, ModelSpec]
+    hierarchy: bool
+    """Queues form a hierarchy (capacity plugin with enableHierarchy)."""
+    lws_install: bool
+    accelerator: Accelerator
+    placements: dict[str, Placement] = field(default_factory=dict)
+    warnings: tuple[Problem, ...] = ()
+
+    @property
+    def gpu_resource(self) -> str:
+        return self.config.cluster.gpu_resource
+
+    @property
+    def has_multi_node_models(self) -> bool:
+        return any(model.multi_node for model in self.models.values())
+
+    @property
+    def queue_names(self) -> dict[str, str]:
+        """Tenant name -> queue name."""
+        return {name: tenant.queue_name for name, tenant in self.tenants.items()}

@@ -1,0 +1,254 @@
+"""Resolve a structurally valid `StackConfig` into a `PlatformSpec`.
+
+Resolution fills defaults that depend on other keys (namespaces, queue names, GPU resource,
+service names, vLLM version) and follows references. A reference that cannot be followed is a
+problem here, and the entry is left out of the spec so later checks need not guard against it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from config.errors import Problem, join_path
+from config.sections.models import ModelConfig
+from config.sections.priority import DEFAULT_PRIORITY_CLASSES
+from config.sections.stack import StackConfig
+from config.spec.accelerator import resolve_accelerator
+from config.spec.model import ModelSpec
+from config.spec.platform import PlatformSpec, TenantSpec
+from config.spec.topology import Topology, resolve_topology
+from config.upstream.accelerators import VENDORS, vendor_of
+from config.upstream.versions import version_tuple
+from config.upstream.vllm_releases import CURRENT as VLLM_CURRENT_VERSION
+
+
+def resolve(config: StackConfig, stack: str) -> tuple[PlatformSpec, list[Problem]]:
+    problems: list[Problem] = []
+    topology: Topology | None = None
+    if config.topology is not None:
+        topology, found = resolve_topology(config.topology, config.cluster.gpus_per_node)
+        problems += found
+    tenants = _resolve_tenants(config, problems)
+    models = {
+        name: model_spec
+        for name, model in config.models.items()
+        if (model_spec := _resolve_model(name, model, config, tenants, topology, problems)) is not None
+    }
+    scheduler = config.volcano.scheduler
+    hierarchy = (
+        scheduler.hierarchy if scheduler.hierarchy is not None else any(t.parent is not None for t in tenants.values())
+    )
+    lws_install = (
+        config.lws.install if config.lws.install is not None else any(m.multi_node for m in config.models.values())
+    )
+    spec = PlatformSpec(
+        stack=stack,
+        config=config,
+        cluster_name=config.cluster.name or stack,
+        topology=topology,
+        priority_classes=dict(
+            config.priority_classes if config.priority_classes is not None else DEFAULT_PRIORITY_CLASSES
+        ),
+        tenants=tenants,
+        models=models,
+        hierarchy=hierarchy,
+        lws_install=lws_install,
+        accelerator=resolve_accelerator(
+            config.cluster.gpu_resource,
+            config.cluster.accelerator.vendor,
+            config.cluster.accelerator.ray_resource,
+            config.cluster.accelerator.word,
+        ),
+    )
+    return spec, problems
+
+
+def _resolve_tenants(config: StackConfig, problems: list[Problem]) -> dict[str, TenantSpec]:
+    """Tenants in parent-before-child order, with depths; cycles and dangling parents reported."""
+    configs = config.tenants
+    depth: dict[str, int] = {}
+
+    def depth_of(name: str, trail: tuple[str, ...]) -> int | None:
+        if name in depth:
+            return depth[name]
+        parent = configs[name].queue.parent
+        if parent is None:
+            depth[name] = 1
+            return 1
+        if parent not in configs:
+            problems.append(
+                Problem(
+                    join_path("tenants", name, "queue", "parent"),
+                    f"parent tenant `{parent}` does not exist",
+                    "name another tenant (its queue becomes the parent queue), or remove `parent`",
+                    got=parent,
+                )
+            )
+            return None
+        if parent in trail:
+            cycle = " -> ".join((*trail, parent))
+            problems.append(
+                Problem(
+                    join_path("tenants", name, "queue", "parent"),
+                    f"queue parents form a cycle ({cycle})",
+                    "make the hierarchy a tree",
+                )
+            )
+            return None
+        parent_depth = depth_of(parent, (*trail, parent))
+        if parent_depth is None:
+            return None
+        depth[name] = parent_depth + 1
+        return depth[name]
+
+    for name in configs:
+        depth_of(name, (name,))
+    ordered = sorted((n for n in configs if n in depth), key=lambda n: depth[n])
+    children: dict[str, list[str]] = {n: [] for n in ordered}
+    for name in ordered:
+        parent = configs[name].queue.parent
+        if parent is not None and parent in children:
+            children[parent].append(name)
+    out: dict[str, TenantSpec] = {}
+    for name in ordered:
+        tenant = configs[name]
+        parent = tenant.queue.parent
+        out[name] = TenantSpec(
+            name=name,
+            config=tenant,
+            namespaces=tenant.namespace_names(name),
+            queue_name=tenant.queue_name(name),
+            parent=parent,
+            parent_queue=configs[parent].queue_name(parent) if parent else None,
+            depth=depth[name],
+            children=tuple(children[name]),
+        )
+    return out
+
+
+def image_vllm_version(image: str) -> tuple[int, ...] | None:
+    """vLLM version from an image tag that starts with one (`vllm-openai:v0.11.0`, `:0.11.0-x`)."""
+    reference = image.split("@", 1)[0]
+    name, _, tag = reference.rpartition(":")
+    if not name or "/" in tag:
+        return None
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", tag)
+    if not match:
+        return None
+    return tuple(int(part) for part in match.groups() if part is not None)
+
+
+def _resolve_model(
+    name: str,
+    model: ModelConfig,
+    config: StackConfig,
+    tenants: dict[str, TenantSpec],
+    topology: Topology | None,
+    problems: list[Problem],
+) -> ModelSpec | None:
+    base = join_path("models", name)
+    tenant = tenants.get(model.tenant)
+    if tenant is None:
+        if model.tenant not in config.tenants:  # a tenant with a broken parent is reported already
+            known = ", ".join(config.tenants) or "none defined"
+            problems.append(
+                Problem(
+                    join_path(base, "tenant"),
+                    f"tenant `{model.tenant}` does not exist",
+                    f"use one of the tenants under `tenants` ({known})",
+                    got=model.tenant,
+                )
+            )
+        return None
+    if not tenant.namespaces:
+        problems.append(
+            Problem(
+                join_path(base, "tenant"),
+                f"tenant `{tenant.name}` has no namespaces, so it cannot run models",
+                f"give `tenants.{tenant.name}.namespaces` a namespace, or move the model to a leaf tenant",
+            )
+        )
+        return None
+    namespace = model.namespace or tenant.namespaces[0]
+    if namespace not in tenant.namespaces:
+        problems.append(
+            Problem(
+                join_path(base, "namespace"),
+                f"namespace `{namespace}` does not belong to tenant `{tenant.name}`",
+                "use one of: " + ", ".join(tenant.namespaces),
+                got=namespace,
+            )
+        )
+        return None
+    gpu_resource = model.resources.gpu_resource or config.cluster.gpu_resource
+    accelerator = config.cluster.accelerator
+    ray_resource = (
+        accelerator.ray_resource
+        or (VENDORS[accelerator.vendor] if accelerator.vendor else vendor_of(gpu_resource)).ray_resource
+        if gpu_resource == config.cluster.gpu_resource
+        else vendor_of(gpu_resource).ray_resource
+    )
+    highest_tier = _resolve_tier(base, model, topology, problems)
+    requests: dict[str, str] = {
+        "cpu": model.resources.cpu,
+        "memory": model.resources.memory,
+    }
+    if model.resources.gpus:
+        requests[gpu_resource] = str(model.resources.gpus)
+    for device, count in model.resources.devices.items():
+        requests[device] = str(count)
+    version = version_tuple(model.vllm_version) if model.vllm_version else image_vllm_version(model.image)
+    return ModelSpec(
+        name=name,
+        config=model,
+        tenant=tenant.name,
+        namespace=namespace,
+        queue=tenant.queue_name,
+        gpu_resource=gpu_resource,
+        ray_resource=ray_resource,
+        service_name=model.service_name or (f"{name}-leader" if model.multi_node else name),
+        vllm_version=version or VLLM_CURRENT_VERSION,
+        vllm_version_known=version is not None,
+        highest_tier=highest_tier,
+        own_pod_group=model.multi_node and not config.lws.gang_scheduling,
+        pod_requests=requests,
+    )
+
+
+def _resolve_tier(base: str, model: ModelConfig, topology: Topology | None, problems: list[Problem]) -> int | None:
+    constraint = model.topology
+    if constraint is None:
+        return None
+    path = join_path(base, "topology")
+    if constraint.highest_tier_name is not None:
+        if topology is None:
+            problems.append(
+                Problem(
+                    join_path(path, "highestTierName"),
+                    "the stack has no `topology`, so there are no tier names",
+                    "describe the network under `topology`, or remove the constraint",
+                )
+            )
+            return None
+        tier = topology.tier_of_label(constraint.highest_tier_name)
+        if tier is None:
+            problems.append(
+                Problem(
+                    join_path(path, "highestTierName"),
+                    f"`{constraint.highest_tier_name}` is not a tier label",
+                    "use one of: " + ", ".join(topology.tiers),
+                    got=constraint.highest_tier_name,
+                )
+            )
+        return tier
+    if constraint.highest_tier is not None and topology is not None and constraint.highest_tier > topology.top_tier:
+        problems.append(
+            Problem(
+                join_path(path, "highestTier"),
+                f"tier {constraint.highest_tier} does not exist; the topology has {topology.top_tier} tier(s)",
+                f"use a tier from 1 to {topology.top_tier}",
+                got=constraint.highest_tier,
+            )
+        )
+        return None
+    return constraint.highest_tier

@@ -1,0 +1,32 @@
+"""Which Kubernetes Secrets the workloads need, per namespace, and the names they would take.
+
+Entries of `secrets` that models read (env values, hub tokens) and `registries` they pull from
+each become a Secret named after the entry in every namespace that uses it. A Secret is managed by
+one resource only, so two entries that would take the same name in one namespace are refused."""
+
+from __future__ import annotations
+
+from config.sections.models import SecretRef
+from config.spec.platform import PlatformSpec
+
+
+def secrets_needed(spec: PlatformSpec) -> dict[str, set[str]]:
+    """Namespace -> entries of `secrets` its models read (env and hub tokens)."""
+    needed: dict[str, set[str]] = {}
+    for model in spec.models.values():
+        names = {v.secret for v in model.config.env.values() if isinstance(v, SecretRef)}
+        hub = model.config.source.hub
+        if hub and hub.token_secret:
+            names.add(hub.token_secret)
+        if names:
+            needed.setdefault(model.namespace, set()).update(names)
+    return needed
+
+
+def registries_needed(spec: PlatformSpec) -> dict[str, set[str]]:
+    """Namespace -> registries its models pull from."""
+    needed: dict[str, set[str]] = {}
+    for model in spec.models.values():
+        if model.config.image_pull_secrets:
+            needed.setdefault(model.namespace, set()).update(model.config.image_pull_secrets)
+    return needed

@@ -1,0 +1,62 @@
+"""Accelerator vendors: what a cluster's device resource means to Ray, vLLM and the people reading
+the summaries.
+
+The multi-node Ray bootstrap must advertise each pod's devices the way the vendor's vLLM build
+looks for them: NVIDIA, AMD and CUDA-compatible vendor GPUs are Ray `GPU`s (`--num-gpus`), Ascend
+NPUs are a custom Ray resource `NPU` (vLLM-Ascend places its workers on it). The vendor follows
+from the resource name's domain unless the stack says otherwise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Vendor:
+    name: str
+    """Key in `cluster.accelerator.vendor`."""
+    resource_domains: tuple[str, ...]
+    """Domains of the Kubernetes extended resource names its device plugin advertises."""
+    ray_resource: str
+    """`GPU` (`ray start --num-gpus`) or the custom resource vLLM's platform plugin schedules on."""
+    device_env: str
+    """The variable that pins visible devices (setting it to fewer devices than requested hides
+    the rest)."""
+    word: str
+    """What the devices are called in summaries and the topology picture."""
+    host_paths: tuple[str, ...] = ()
+    """Driver and tool paths its containers commonly mount from the node (allowed by default)."""
+
+
+VENDORS: dict[str, Vendor] = {
+    vendor.name: vendor
+    for vendor in (
+        Vendor("nvidia", ("nvidia.com",), "GPU", "CUDA_VISIBLE_DEVICES", "GPU"),
+        Vendor("amd", ("amd.com",), "GPU", "HIP_VISIBLE_DEVICES", "GPU"),
+        Vendor(
+            "ascend",
+            ("huawei.com",),
+            "NPU",
+            "ASCEND_RT_VISIBLE_DEVICES",
+            "NPU",
+            ("/usr/local/Ascend/driver", "/usr/local/dcmi", "/usr/local/bin/npu-smi", "/etc/ascend_install.info"),
+        ),
+        # MetaX-style vendor GPUs run a CUDA-compatible stack (MACA) and count as Ray GPUs; the
+        # example cluster's `mars-tech.com/gpu` is one.
+        Vendor("metax", ("metax-tech.com", "mars-tech.com"), "GPU", "CUDA_VISIBLE_DEVICES", "GPU"),
+        Vendor("other", (), "GPU", "CUDA_VISIBLE_DEVICES", "accelerator"),
+    )
+}
+
+
+def vendor_of(resource: str) -> Vendor:
+    """The vendor whose device plugin advertises `resource`; `other` when none is known."""
+    domain = resource.split("/", 1)[0] if "/" in resource else ""
+    for vendor in VENDORS.values():
+        if domain in vendor.resource_domains:
+            return vendor
+    return VENDORS["other"]
+
+
+def plural(word: str) -> str:
+    return word + "s"

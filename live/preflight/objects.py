@@ -1,0 +1,147 @@
+"""Preflight of the objects the stack creates that exist already: adoption, fields that differ,
+and fields that cannot change in place."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from config.platform_labels import MANAGED_BY, MODEL_LABEL, TENANT_LABEL
+from config.schema.quantity import quantity_value
+from config.spec.platform import PlatformSpec
+from live.cluster_state import ClusterState
+from live.preflight.report import FIELDS_SHOWN, Finding, Report, listed
+from offline.diff import dotted_get, fixed_field_changes
+from offline.manifests import Rendered, RenderedObject
+
+# Kinds the stack creates that may already exist, and the setting that adopts them.
+ADOPTABLE = ("Namespace", "Queue", "PriorityClass", "Deployment", "LeaderWorkerSet", "Service", "PodGroup")
+# Fields the API server fills in; they never count as a difference.
+SERVER_FIELDS = ("metadata.annotations.pulumi.com/waitFor", "metadata.annotations.pulumi.com/skipAwait")
+
+
+def _differences(desired: Any, live: Any, path: str = "") -> Iterator[str]:
+    """Paths set in `desired` whose live value differs (what the stack does not set is ignored)."""
+    if isinstance(desired, dict):
+        for key, value in desired.items():
+            child = f"{path}.{key}" if path else str(key)
+            if child in SERVER_FIELDS:
+                continue
+            yield from _differences(value, live.get(key) if isinstance(live, dict) else None, child)
+    elif isinstance(desired, list) and isinstance(live, list) and len(desired) == len(live):
+        for index, (want, have) in enumerate(zip(desired, live, strict=True)):
+            yield from _differences(want, have, f"{path}[{index}]")
+    elif comparable_value(desired) != comparable_value(live):
+        yield f"{path}: {json.dumps(live)} -> {json.dumps(desired)}"
+
+
+def comparable_value(value: Any) -> Any:
+    """Quantities and numbers compare by value (`8` and `"8"`, `64Gi` and `68719476736`)."""
+    if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
+        return value
+    try:
+        return str(quantity_value(str(value)).normalize())
+    except (ValueError, ArithmeticError):
+        return value
+
+
+def _adopt_setting(obj: RenderedObject) -> str:
+    labels = obj.manifest.get("metadata", {}).get("labels") or {}
+    if obj.kind in ("Namespace", "Queue"):
+        what = "namespaces" if obj.kind == "Namespace" else "queue"
+        return f"tenants.{labels.get(TENANT_LABEL, '<tenant>')}.adopt: [{what}]"
+    if obj.kind == "PriorityClass":
+        return f"priorityClasses.{obj.name}.adopt: true"
+    what = {"Service": "service", "PodGroup": "podGroup"}.get(obj.kind, "workload")
+    return f"models.{labels.get(MODEL_LABEL, '<model>')}.adopt: [{what}]"
+
+
+def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: ClusterState, report: Report) -> None:
+    """Objects the stack creates that exist already. Adopted (`import_`), `pulumi up` imports
+    them and then updates what differs in place; a differing field that cannot change in place
+    would need a replacement, which Pulumi refuses for an object it imports."""
+    imports = {entry["file"]: entry for entry in rendered.index if entry.get("import")}
+    replace_on = {entry["file"]: entry.get("replaceOnChanges") or [] for entry in rendered.index if entry.get("file")}
+    adopting: list[str] = []
+    for obj in rendered.objects:
+        labels_set = obj.manifest.get("metadata", {}).get("labels") or {}
+        tenant_or_model = TENANT_LABEL in labels_set or MODEL_LABEL in labels_set or obj.kind == "PriorityClass"
+        if obj.patch or obj.kind not in ADOPTABLE or not tenant_or_model:
+            continue  # the platform's own namespaces are checked with their installs
+        live = state.find(obj.kind, obj.name, obj.namespace)
+        subject = f"{obj.kind} {obj.namespace + '/' if obj.namespace else ''}{obj.name}"
+        setting = _adopt_setting(obj)
+        if live is None:
+            if obj.file in imports:
+                report.add(
+                    Finding(
+                        "adopt-missing",
+                        "error",
+                        subject,
+                        "is marked to be adopted but does not exist; the import would fail",
+                        f"remove it from `{setting}`",
+                    )
+                )
+            continue
+        differences = list(_differences(_comparable(obj.manifest), live))
+        fixed = [
+            f"{dotted}: {json.dumps(dotted_get(live, dotted))} -> {json.dumps(dotted_get(obj.manifest, dotted))}"
+            for dotted in fixed_field_changes(
+                live,
+                obj.manifest,
+                replace_on.get(obj.file, ()),
+                lambda a, b: comparable_value(a) == comparable_value(b),
+            )
+        ]
+        if fixed:
+            report.add(
+                Finding(
+                    "adopt-replaces" if obj.file in imports else "exists-unmanaged",
+                    "error",
+                    subject,
+                    ("is adopted" if obj.file in imports else "already exists and is not managed by this stack")
+                    + ", and these fields differ but cannot change in place: the object would have to be "
+                    "replaced, which `pulumi up` refuses for an object it imports",
+                    "make the stack set the live values, or delete the object and let the stack create it",
+                    listed(fixed, FIELDS_SHOWN),
+                )
+            )
+        elif obj.file in imports:
+            adopting.append(subject)
+            if differences:
+                report.add(
+                    Finding(
+                        "adopt-updates",
+                        "warning",
+                        subject,
+                        "is adopted: `pulumi up` imports it, then updates these fields in place",
+                        "review them; the preview shows the same as an import followed by an update",
+                        listed(differences, FIELDS_SHOWN),
+                    )
+                )
+        elif not managed_by_stack(live):
+            report.add(
+                Finding(
+                    "exists-unmanaged",
+                    "error",
+                    subject,
+                    "already exists and is not managed by this stack; `pulumi up` would fail with AlreadyExists",
+                    f"adopt it with `{setting}` (`pulumi up` then imports it and updates the fields below in "
+                    "place), or delete it",
+                    listed(differences, FIELDS_SHOWN) or ("no field differs: it is adopted as it is",),
+                )
+            )
+    if adopting:
+        report.notes.append(f"{len(adopting)} existing object(s) will be adopted: " + ", ".join(adopting))
+
+
+def managed_by_stack(live: dict[str, Any]) -> bool:
+    """Whether a live object carries the label this stack puts on everything it creates."""
+    labels = live.get("metadata", {}).get("labels") or {}
+    return all(labels.get(key) == value for key, value in MANAGED_BY.items())
+
+
+def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What the stack sets of an object, without what only Pulumi reads."""
+    return {k: v for k, v in manifest.items() if k not in ("apiVersion", "kind")}

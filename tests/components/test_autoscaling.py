@@ -1,0 +1,75 @@
+"""Autoscaling: KEDA and HPA target the workload's scale subresource, Pulumi never resets the replicas
+an autoscaler owns, and the checks count maxReplicas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from offline.diff import diff_dirs
+from offline.render import write_render
+from tests.components.helpers import STACK, objects_of_kind
+from tests.conftest import load, mutate, stack_raw
+
+# -- autoscaling ------------------------------------------------------------------------------------
+
+
+def test_autoscalers_target_the_workload_and_its_scale_subresource(committed_render: Any) -> None:
+    render = committed_render(STACK)
+    scaled = objects_of_kind(render, "ScaledObject")
+    assert set(scaled) == {"qwen3-8b", "llama-70b", "qwen3-32b-batch"}
+    assert scaled["llama-70b"]["spec"]["scaleTargetRef"] == {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "name": "llama-70b",
+    }
+    (trigger,) = scaled["llama-70b"]["spec"]["triggers"]
+    assert trigger["metadata"] == {
+        "serverAddress": "http://kube-prometheus-stack-prometheus.monitoring:9090",
+        "query": 'sum(vllm:kv_cache_usage_perc{namespace="chat",model="llama-70b"})',
+        "threshold": "0.75",
+    }
+    zero = scaled["qwen3-32b-batch"]["spec"]
+    assert zero["minReplicaCount"] == 0 and [t["name"] for t in zero["triggers"]] == ["load", "activation"]
+    hpa = objects_of_kind(render, "HorizontalPodAutoscaler")["qwen3-30b"]["spec"]
+    assert hpa["metrics"][0]["pods"]["metric"]["name"] == "vllm_num_requests_running"
+    assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, 4)
+
+
+def test_an_autoscaled_workload_has_no_replicas_for_pulumi_to_reset(committed_render: Any) -> None:
+    render = committed_render(STACK)
+    workloads = {**objects_of_kind(render, "Deployment"), **objects_of_kind(render, "LeaderWorkerSet")}
+    for name, manifest in workloads.items():
+        autoscaled = render.spec.models[name].config.autoscaling is not None
+        assert ("replicas" in manifest["spec"]) is not autoscaled, name
+
+
+def test_changing_the_autoscaler_changes_only_the_autoscaler(render_raw: Any, tmp_path: Path) -> None:
+    before = stack_raw(STACK)
+    after = mutate(before, lambda r: r["models"]["qwen3-8b"]["autoscaling"].update(minReplicas=3, maxReplicas=6))
+    write_render(render_raw(before), tmp_path / "before")
+    write_render(render_raw(after), tmp_path / "after")
+    result, _ = diff_dirs(tmp_path / "before", tmp_path / "after")
+    assert result.changed == ["manifests/ScaledObject.chat.qwen3-8b.yaml"]
+
+
+def test_feasibility_and_quota_count_max_replicas(render_raw: Any) -> None:
+    from config import ConfigError
+
+    raw = mutate(stack_raw(STACK), lambda r: r["models"]["qwen3-8b"]["autoscaling"].update(maxReplicas=200))
+    with pytest.raises(ConfigError) as error:
+        load(raw)
+    assert "models.qwen3-8b.autoscaling.maxReplicas" in str(error.value)
+    assert "lower `autoscaling.maxReplicas`" in str(error.value)
+
+
+def test_a_model_that_may_scale_to_zero_holds_no_quota_in_its_pod_group(render_raw: Any) -> None:
+    raw = stack_raw(STACK)
+    raw["models"]["llama-70b"]["autoscaling"].update(
+        minReplicas=0, activation={"query": 'sum(rate(gateway_requests_total{route="llama"}[2m]))'}
+    )
+    group = objects_of_kind(render_raw(raw), "PodGroup")["llama-70b"]["spec"]
+    assert "minResources" not in group and group["minMember"] == 2
+    assert "minResources" in objects_of_kind(render_raw(stack_raw(STACK)), "PodGroup")["llama-70b"]["spec"]

@@ -1,0 +1,57 @@
+"""The generated JSON Schema and configuration reference: current, and in agreement with the loader."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import jsonschema
+import pytest
+import yaml
+
+from config.schema.export import REFERENCE_FILE, SCHEMA_FILE, schema_text, stack_file_schema
+from config.schema.reference import reference_markdown
+from config.sections.stack import TOP_LEVEL_KEYS
+from tests.conftest import PROJECT_DIR, STACKS
+
+
+def test_committed_schema_is_current() -> None:
+    assert SCHEMA_FILE.read_text() == schema_text(), "run `make schema` and commit schema/"
+
+
+def test_committed_reference_is_current() -> None:
+    assert REFERENCE_FILE.read_text() == reference_markdown(), "run `make schema` and commit docs/configuration.md"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_committed_stack_files_validate_against_the_schema(stack: str) -> None:
+    document = yaml.safe_load((PROJECT_DIR / f"Pulumi.{stack}.yaml").read_text())
+    jsonschema.validate(document, stack_file_schema())
+
+
+def test_schema_rejects_what_the_loader_rejects() -> None:
+    schema = stack_file_schema()
+    document = yaml.safe_load((PROJECT_DIR / "Pulumi.dev.yaml").read_text())
+    for change in (
+        lambda d: d["config"].update({"volcano-platform:tenant": {}}),
+        lambda d: d["config"]["volcano-platform:models"]["qwen3-0-6b"].update(replica=2),
+        lambda d: d["config"]["volcano-platform:cluster"].update(gpusPerNode="2"),
+    ):
+        broken = copy.deepcopy(document)
+        change(broken)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema)
+    allowed = copy.deepcopy(document)
+    allowed["config"]["kubernetes:context"] = "other-namespace-keys-pass"
+    allowed["config"]["volcano-platform:secrets"] = {"hf-token": {"secure": "v1:abc"}}
+    jsonschema.validate(allowed, schema)
+
+
+def test_reference_documents_every_key() -> None:
+    text = reference_markdown()
+    for key in TOP_LEVEL_KEYS:
+        assert f"## `volcano-platform:{key}`" in text
+    schema = json.loads(SCHEMA_FILE.read_text())
+    for name, definition in schema["$defs"].items():
+        for prop in definition.get("properties", {}):
+            assert f".{prop}`" in text, f"{name}.{prop} is not in the reference"

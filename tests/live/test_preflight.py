@@ -1,0 +1,328 @@
+"""Preflight: a stack against recorded cluster dumps (committed fixtures) and against the real
+kubernetes client talking to a local API server that serves the same fixtures."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cli.main import main
+from live.cluster_state import KINDS, ClusterState, StateError, read_cluster, read_file
+from live.preflight import preflight
+from live.preflight.nodes import tolerates
+from offline.render import render_stack
+from tests.conftest import PROJECT_DIR, mutate, stack_raw, write_stack
+
+FIXTURES = PROJECT_DIR / "tests" / "fixtures" / "cluster"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["preflight", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_clean_cluster_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--stack", "aicloud-a", "--from", str(FIXTURES / "aicloud-a-fresh.yaml"))
+    assert code == 0 and "Nothing found" in out and "Volcano is not installed" in out
+
+
+def test_every_known_problem_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "--stack", "aicloud-a", "--from", str(FIXTURES / "aicloud-a-problems.yaml"), "--json")
+    assert code == 1
+    findings = {(f["check"], f["subject"]): f for f in json.loads(out)["findings"]}
+    assert findings[("nodes-missing", "topology")]["details"] == ["gpu-worker-128"]
+    assert findings[("nodes-unplaced", "topology")]["details"] == ["gpu-worker-129"]
+    assert findings[("gpus-per-node", "topology")]["details"] == ["gpu-worker-7: 4 allocatable, 8 configured"]
+    assert (
+        "gpu-worker-9: topology.aicloud/leaf-pair=leafpair34->leafpair12"
+        in findings[("labels-change", "topology")]["details"]
+    )
+    for model in ("qwen2-72b-tenanta", "qwen8b-preemptor"):
+        taint = findings[("taints", f"models.{model}.tolerations")]
+        assert taint["severity"] == "error" and taint["details"][0].startswith("dedicated=inference:NoSchedule")
+    queue = findings[("exists-unmanaged", "Queue tenantb")]
+    assert "spec.weight: 5 -> 1" in queue["details"] and "tenants.tenantb.adopt: [queue]" in queue["fix"]
+    assert findings[("queues-full", "tenants")]["details"] == ["tenantb: 1024 of 1024 mars-tech.com/gpu"]
+    assert findings[("podgroups-pending", "models")]["details"] == ["b01/train-7b (Pending)"]
+    assert ("install-elsewhere", "queues.scheduling.volcano.sh") in findings
+    assert "pods that name no queue stay Pending" in findings[("default-queue", "defaultQueue")]["message"]
+
+
+def test_a_resource_no_node_offers_lists_what_they_offer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = stack_raw("dev")
+    raw["cluster"]["gpuResource"] = "nvidia.com/gpu"
+    path = write_stack(tmp_path / "Pulumi.dev.yaml", raw)
+    code, out, _ = _run(
+        capsys, "--stack", "dev", "--config-file", str(path), "--from", str(FIXTURES / "aicloud-a-fresh.yaml"), "--json"
+    )
+    (finding,) = [f for f in json.loads(out)["findings"] if f["check"] == "resource-not-offered"]
+    assert code == 1 and "mars-tech.com/gpu" in finding["fix"] and "rdma/hca_cpta" in finding["fix"]
+
+
+def test_missing_nodes_suggest_the_padding_they_meant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    raw = stack_raw("aicloud-a")
+    leaves = raw["topology"]["domains"]["spinepair12"]["domains"]
+    leaves["leafpair12"]["nodes"] = ["gpu-worker-[01-64]"]
+    path = write_stack(tmp_path / "Pulumi.aicloud-a.yaml", raw)
+    code, out, _ = _run(
+        capsys,
+        "--stack",
+        "aicloud-a",
+        "--config-file",
+        str(path),
+        "--from",
+        str(FIXTURES / "aicloud-a-fresh.yaml"),
+        "--json",
+    )
+    (missing,) = [f for f in json.loads(out)["findings"] if f["check"] == "nodes-missing"]
+    assert code == 1 and "gpu-worker-01 (did you mean gpu-worker-1?)" in missing["details"]
+
+
+def test_an_unreadable_input_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _run(capsys, "--stack", "aicloud-a", "--from", str(FIXTURES / "broken.yaml"))
+    assert code == 2 and "is not a Kubernetes List" in err and "kubectl get nodes" in err
+    (tmp_path / "bad.json").write_text("{not json")
+    code, _, err = _run(capsys, "--stack", "aicloud-a", "--from", str(tmp_path / "bad.json"))
+    assert code == 2 and "neither JSON nor YAML" in err
+    code, _, err = _run(capsys, "--stack", "aicloud-a", "--from", str(tmp_path / "missing.json"))
+    assert code == 2 and "cannot read" in err
+
+
+def test_an_invalid_stack_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = write_stack(
+        tmp_path / "Pulumi.x.yaml", mutate(stack_raw("dev"), lambda r: r["cluster"].update(gpusPerNode=0))
+    )
+    code, _, err = _run(
+        capsys, "--stack", "x", "--config-file", str(path), "--from", str(FIXTURES / "aicloud-a-fresh.yaml")
+    )
+    assert code == 2 and "cluster.gpusPerNode" in err
+
+
+@pytest.mark.parametrize(
+    ("toleration", "tolerated"),
+    [
+        ({"key": "dedicated", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}, True),
+        ({"key": "dedicated", "operator": "Exists"}, True),
+        ({"operator": "Exists"}, True),
+        ({"key": "dedicated", "operator": "Equal", "value": "training"}, False),
+        ({"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}, False),
+    ],
+)
+def test_toleration_matching(toleration: dict[str, Any], tolerated: bool) -> None:
+    taint = {"key": "dedicated", "value": "inference", "effect": "NoSchedule"}
+    assert tolerates([toleration], taint) is tolerated
+
+
+def test_a_tolerated_taint_is_no_finding(render_raw: Any) -> None:
+    raw = mutate(
+        stack_raw("aicloud-a"),
+        lambda r: r["modelDefaults"].update(
+            tolerations=[{"key": "dedicated", "value": "inference", "effect": "NoSchedule"}]
+        ),
+    )
+    report = preflight(render_raw(raw).spec, render_raw(raw).rendered, read_file(FIXTURES / "aicloud-a-problems.yaml"))
+    assert not [f for f in report.findings if f.check == "taints"]
+
+
+# -- adoption -----------------------------------------------------------------------------------------
+
+
+def _adopting() -> dict[str, Any]:
+    raw = stack_raw("aicloud-a")
+    raw["tenants"]["tenanta"]["adopt"] = ["namespaces", "queue"]
+    raw["priorityClasses"] = {"p0-critical": {"value": 1000000, "adopt": True}}
+    raw["models"]["qwen8b-preemptor"]["adopt"] = ["workload"]
+    raw["models"]["qwen2-72b-tenanta"]["adopt"] = ["workload", "service"]
+    raw["volcano"]["adopt"] = True
+    raw["lws"]["adopt"] = True
+    return raw
+
+
+def test_adopted_objects_are_imported_not_created(render_raw: Any, tmp_path: Path) -> None:
+    from offline.diff import diff_dirs
+    from offline.render import write_render
+
+    result = render_raw(_adopting())
+    imports = {e["urn"].split("::")[-1]: e["import"] for e in result.rendered.index if e.get("import")}
+    assert imports == {
+        "tenants-namespace-a01": "a01",
+        "tenants-queue-tenanta": "tenanta",
+        "priority-p0-critical": "p0-critical",
+        "model-qwen8b-preemptor-deployment": "a01/qwen8b-preemptor",
+        "model-qwen2-72b-tenanta-lws": "a01/qwen2-72b-tenanta",
+        "model-qwen2-72b-tenanta-service": "a01/qwen2-72b-leader",
+        "volcano-namespace": "volcano-system",
+        "volcano-release": "volcano-system/volcano",
+        "lws-namespace": "lws-system",
+        "lws-release": "lws-system/lws",
+    }
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    write_render(result, tmp_path / "new")
+    diff, _ = diff_dirs(empty, tmp_path / "new")
+    assert "manifests/Queue.tenanta.yaml" in diff.imported and "manifests/Queue.tenanta.yaml" not in diff.added
+    assert "## Adopted objects" in (tmp_path / "new" / "summary.md").read_text()
+
+
+def test_removing_adopt_after_the_import_changes_nothing(render_raw: Any, tmp_path: Path) -> None:
+    """Once imported, an object is in the stack's state and its import ID is ignored, so dropping
+    `adopt` must not show up as a change (nor as an addition)."""
+    from offline.diff import diff_dirs
+    from offline.render import write_render
+
+    adopting = _adopting()
+    settled = copy.deepcopy(adopting)
+    for section in (settled["tenants"]["tenanta"], settled["models"]["qwen8b-preemptor"]):
+        del section["adopt"]
+    for section in (settled["priorityClasses"]["p0-critical"], settled["models"]["qwen2-72b-tenanta"]):
+        del section["adopt"]
+    del settled["volcano"]["adopt"], settled["lws"]["adopt"]
+    write_render(render_raw(adopting), tmp_path / "adopting")
+    write_render(render_raw(settled), tmp_path / "settled")
+    result, _ = diff_dirs(tmp_path / "adopting", tmp_path / "settled")
+    assert result.empty, result
+
+
+def test_preflight_of_an_adoption_lists_what_the_import_will_update(render_raw: Any) -> None:
+    result = render_raw(_adopting())
+    report = preflight(result.spec, result.rendered, read_file(FIXTURES / "aicloud-a-handbuilt.yaml"))
+    findings = {(f.check, f.subject): f for f in report.findings}
+    assert not [f for f in report.findings if f.check in ("install-unmanaged", "exists-unmanaged")]
+    queue = findings[("adopt-updates", "Queue tenanta")]
+    assert queue.severity == "warning"
+    assert "spec.weight: 1 -> 2" in queue.details and "spec.reclaimable: true -> false" in queue.details
+    assert "Queue tenanta" in next(note for note in report.notes if "will be adopted" in note)
+
+
+def test_an_adoption_that_needs_a_replacement_is_an_error(render_raw: Any) -> None:
+    """The hand-made Deployment selects its pods by `app: qwen8b`; a selector cannot change,
+    and Pulumi refuses to replace what it imports, so `pulumi up` would fail half-way."""
+    result = render_raw(_adopting())
+    report = preflight(result.spec, result.rendered, read_file(FIXTURES / "aicloud-a-handbuilt.yaml"))
+    (finding,) = [f for f in report.findings if f.check == "adopt-replaces"]
+    assert finding.subject == "Deployment a01/qwen8b-preemptor" and finding.severity == "error"
+    assert finding.details[0].startswith('spec.selector: {"matchLabels": {"app": "qwen8b"}} -> ')
+    assert "Deployment a01/qwen8b-preemptor" not in next(n for n in report.notes if "will be adopted" in n)
+
+
+def test_adopting_what_does_not_exist_is_an_error(render_raw: Any) -> None:
+    result = render_raw(_adopting())
+    report = preflight(result.spec, result.rendered, read_file(FIXTURES / "aicloud-a-fresh.yaml"))
+    assert {f.subject for f in report.findings if f.check == "adopt-missing"} >= {"Queue tenanta", "Namespace a01"}
+
+
+# -- the real client against a local API server ----------------------------------------------------------
+
+
+class _ApiServer(ThreadingHTTPServer):
+    state: ClusterState
+    requests: list[tuple[str, str]]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _ApiServer
+
+    def log_message(self, *args: Any) -> None:  # keep the test output quiet
+        pass
+
+    def _reply(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self.server.requests.append(("GET", self.path))
+        path = self.path.split("?", 1)[0]
+        for kind in KINDS:
+            prefix = f"/api/{kind.version}" if not kind.group else f"/apis/{kind.group}/{kind.version}"
+            if path == f"{prefix}/{kind.plural}":
+                installed = not kind.group.endswith(("volcano.sh", "x-k8s.io")) or self.server.state.crd(
+                    f"{kind.plural}.{kind.group}"
+                )
+                if not installed:
+                    self._reply(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404})
+                    return
+                items = getattr(self.server.state, kind.key)
+                self._reply(200, {"apiVersion": "v1", "kind": f"{kind.kind}List", "metadata": {}, "items": items})
+                return
+        self._reply(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404})
+
+    def _refuse(self) -> None:
+        self.server.requests.append((self.command, self.path))
+        self._reply(405, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 405})
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = _refuse  # noqa: N815 (http.server's method names)
+
+
+@pytest.fixture
+def api_server(tmp_path: Path) -> Iterator[tuple[_ApiServer, Path]]:
+    server = _ApiServer(("127.0.0.1", 0), _Handler)
+    server.state = read_file(FIXTURES / "aicloud-a-problems.yaml")
+    server.requests = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "local", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
+                "users": [{"name": "reader", "user": {"token": "read-only"}}],
+                "contexts": [{"name": "fixture", "context": {"cluster": "local", "user": "reader"}}],
+                "current-context": "fixture",
+            }
+        )
+    )
+    yield server, kubeconfig
+    server.shutdown()
+    thread.join()
+
+
+def test_the_real_client_reads_the_same_state_with_gets_only(api_server: tuple[_ApiServer, Path]) -> None:
+    server, kubeconfig = api_server
+    live = read_cluster(str(kubeconfig), "fixture")
+    recorded = server.state
+    for kind in KINDS:
+        assert len(getattr(live, kind.key)) == len(getattr(recorded, kind.key)), kind.kind
+    assert {m for m, _ in server.requests} == {"GET"}
+    assert any(path.startswith("/apis/scheduling.volcano.sh/v1beta1/queues") for _, path in server.requests)
+    result = render_stack(PROJECT_DIR, "aicloud-a")
+    from_file = preflight(result.spec, result.rendered, recorded)
+    from_api = preflight(result.spec, result.rendered, live)
+    assert [(f.check, f.subject, f.details) for f in from_api.findings] == [
+        (f.check, f.subject, f.details) for f in from_file.findings
+    ]
+
+
+def test_the_cli_reads_the_live_cluster(
+    api_server: tuple[_ApiServer, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, kubeconfig = api_server
+    code, out, _ = _run(capsys, "--stack", "aicloud-a", "--kubeconfig", str(kubeconfig), "--context", "fixture")
+    assert code == 1 and "gpu-worker-128" in out and "the cluster of context `fixture`" in out
+
+
+def test_an_unreachable_cluster_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:9'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+        "current-context: x\n"
+    )
+    with pytest.raises(StateError, match="cannot reach the API server"):
+        read_cluster(str(kubeconfig), None)
+    code, _, err = _run(capsys, "--stack", "aicloud-a", "--kubeconfig", str(kubeconfig))
+    assert code == 2 and "cannot reach the API server" in err

@@ -1,0 +1,96 @@
+"""Importing the topology from the labels a cluster's nodes carry."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cli.main import main
+from config.spec.noderange import expand
+from live.cluster_state import read_file
+from live.topology_import import compact_ranges, import_topology
+from tests.conftest import PROJECT_DIR, stack_raw
+
+FIXTURES = PROJECT_DIR / "tests" / "fixtures" / "cluster"
+TIERS = ["topology.aicloud/leaf-pair", "topology.aicloud/spine-pair"]
+
+
+@pytest.mark.parametrize(
+    ("names", "patterns"),
+    [
+        ([f"gpu-worker-{i}" for i in range(1, 65)], ["gpu-worker-[1-64]"]),
+        ([f"gpu-{i:03d}" for i in range(1, 129)], ["gpu-[001-128]"]),
+        (["gpu-1", "gpu-2", "gpu-4", "gpu-9", "gpu-10"], ["gpu-[1-2,4,9-10]"]),
+        (["rack1-node07"], ["rack1-node07"]),
+        (["login", "gpu-3"], ["gpu-3", "login"]),
+    ],
+)
+def test_names_become_compact_ranges(names: list[str], patterns: list[str]) -> None:
+    assert compact_ranges(names) == patterns
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sets(
+        st.tuples(
+            st.sampled_from(["gpu-", "node", "rack1-n", "a"]),
+            st.integers(min_value=0, max_value=1200),
+            st.sampled_from([0, 2, 3, 4]),
+            st.sampled_from(["", "-ib"]),
+        ),
+        min_size=1,
+        max_size=60,
+    )
+)
+def test_compact_ranges_expand_back_to_exactly_the_names(parts: set[tuple[str, int, int, str]]) -> None:
+    names = {f"{prefix}{str(number).zfill(width)}{suffix}" for prefix, number, width, suffix in parts}
+    expanded = [name for pattern in compact_ranges(sorted(names)) for name in expand(pattern)]
+    assert sorted(expanded) == sorted(names) and len(expanded) == len(names)
+
+
+def test_the_hand_labelled_cluster_gives_the_example_stacks_topology() -> None:
+    state = read_file(FIXTURES / "aicloud-a-handbuilt.yaml")
+    imported = import_topology(state.nodes, TIERS, "mars-tech.com/gpu")
+    assert imported.problems == [] and imported.unplaced == []
+    expected = stack_raw("aicloud-a")["topology"]
+    assert imported.section["tiers"] == expected["tiers"] and imported.section["gpusPerNode"] == 8
+    assert imported.section["domains"] == expected["domains"]
+
+
+def test_the_command_prints_a_section_to_paste(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["import-topology", "--stack", "aicloud-a", "--from", str(FIXTURES / "aicloud-a-handbuilt.yaml")]
+    assert main(args) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["config"]["volcano-platform:topology"]["domains"]["spinepair12"]["domains"]["leafpair34"] == {
+        "nodes": ["gpu-worker-[65-128]"]
+    }
+
+
+def test_labels_that_do_not_form_a_tree_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = read_file(FIXTURES / "aicloud-a-handbuilt.yaml")
+    nodes: list[dict[str, Any]] = copy.deepcopy(state.nodes)
+    nodes[0]["metadata"]["labels"]["topology.aicloud/spine-pair"] = "spinepair34"  # leafpair12 under two spines
+    del nodes[70]["metadata"]["labels"]["topology.aicloud/leaf-pair"]  # a GPU node missing its leaf
+    imported = import_topology(nodes, TIERS, "mars-tech.com/gpu")
+    assert any("`leafpair12` (tier 1" in p and "one parent" in p for p in imported.problems)
+    assert imported.unplaced == ["gpu-worker-71"]
+    dump = tmp_path / "nodes.yaml"
+    dump.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    assert (
+        main(["import-topology", "--tiers", ",".join(TIERS), "--from", str(dump), "--resource", "mars-tech.com/gpu"])
+        == 1
+    )
+    err = capsys.readouterr().err
+    assert "gpu-worker-71" in err and "one parent" in err
+
+
+def test_a_node_group_with_other_gpu_counts_gets_its_own_count() -> None:
+    state = read_file(FIXTURES / "aicloud-a-problems.yaml")
+    imported = import_topology(state.nodes, TIERS, "mars-tech.com/gpu")
+    assert any("mixes nodes with [4, 8]" in p for p in imported.problems)  # gpu-worker-7 has 4

@@ -1,0 +1,275 @@
+"""GitHub workflows: valid against the workflow schema, actions pinned, same commands as the Makefile."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from tests.conftest import PROJECT_DIR, STACKS
+
+WORKFLOWS = sorted((PROJECT_DIR / ".github" / "workflows").glob("*.yml"))
+TOOLS = PROJECT_DIR / "tests" / "tools"
+RBAC = PROJECT_DIR / "docs" / "rbac" / "preview-reader.yaml"
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@(v\d+|[0-9a-f]{40})$")
+
+
+def _workflow(path: Path) -> dict[str, Any]:
+    # YAML 1.1 reads the key `on` as True; GitHub reads it as "on".
+    data = yaml.safe_load(path.read_text())
+    if True in data:
+        data["on"] = data.pop(True)
+    return data
+
+
+def _steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
+
+
+def test_there_are_pr_preview_and_deploy_workflows() -> None:
+    assert [p.name for p in WORKFLOWS] == ["deploy.yml", "preview.yml", "pull-request.yml"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_validates_against_the_github_schema(path: Path) -> None:
+    schema_file = resources.files("check_jsonschema.builtin_schemas.vendor") / "github-workflows.json"
+    schema = json.loads(schema_file.read_text())
+    jsonschema.validate(_workflow(path), schema)
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_actions_are_pinned_to_a_major_version_or_sha(path: Path) -> None:
+    for step in _steps(_workflow(path)):
+        if "uses" in step:
+            assert PINNED.match(step["uses"]), f"{path.name}: `{step['uses']}` is not pinned"
+
+
+def _pulumi_command_step(workflow: dict[str, Any]) -> dict[str, Any]:
+    (step,) = [
+        s for s in _steps(workflow) if s.get("uses", "").startswith("pulumi/actions@") and "command" in s["with"]
+    ]
+    return step
+
+
+def _pinned_pulumi() -> str:
+    (line,) = [x for x in (PROJECT_DIR / "requirements.in").read_text().splitlines() if x.startswith("pulumi==")]
+    return line.split("==")[1]
+
+
+@pytest.mark.parametrize(("name", "command"), [("preview.yml", "preview"), ("deploy.yml", "up")])
+def test_live_workflows_run_pulumi_with_refresh_the_policy_pack_and_the_pinned_cli(name: str, command: str) -> None:
+    workflow = _workflow(PROJECT_DIR / ".github" / "workflows" / name)
+    step = _pulumi_command_step(workflow)
+    assert step["with"]["command"] == command
+    assert step["with"]["policyPacks"] == "policy"
+    assert step["with"]["refresh"] is True, "a preview that does not refresh compares with stale state"
+    assert step["with"]["stack-name"].endswith("/volcano-platform/${{ matrix.stack }}")
+    assert workflow["env"]["PULUMI_VERSION"] == _pinned_pulumi()
+    installs = [s for s in _steps(workflow) if s.get("uses", "").startswith("pulumi/actions@")]
+    assert all(s["with"]["pulumi-version"] == "${{ env.PULUMI_VERSION }}" for s in installs)
+    assert workflow["permissions"]["id-token"] == "write", "OIDC needs an id-token"
+
+
+@pytest.mark.parametrize(("name", "environment"), [("preview.yml", "preview"), ("deploy.yml", "production")])
+def test_live_workflows_log_in_loudly_before_pulumi_runs(name: str, environment: str) -> None:
+    workflow = _workflow(PROJECT_DIR / ".github" / "workflows" / name)
+    (job,) = [j for j in workflow["jobs"].values() if "environment" in j]
+    assert job["environment"] == environment
+    steps = job["steps"]
+    login = next(i for i, s in enumerate(steps) if "pulumi-login.sh" in s.get("run", ""))
+    assert login < steps.index(_pulumi_command_step(workflow))
+    cloud_logins = {s["uses"].split("@")[0] for s in steps[:login] if "uses" in s and "(OIDC)" in s.get("name", "")}
+    assert cloud_logins == {
+        "aws-actions/configure-aws-credentials",
+        "google-github-actions/auth",
+        "azure/login",
+        "pulumi/auth-actions",
+    }
+    assert {"PULUMI_BACKEND_URL", "PULUMI_CLOUD_ORGANIZATION", "PULUMI_CONFIG_PASSPHRASE"} <= set(job["env"])
+
+
+def test_deploy_runs_one_up_per_stack_at_a_time_after_merges_to_main() -> None:
+    deploy = _workflow(PROJECT_DIR / ".github" / "workflows" / "deploy.yml")
+    assert deploy["jobs"]["up"]["concurrency"]["group"] == "pulumi-up-${{ matrix.stack }}"
+    assert deploy["on"]["push"]["branches"] == ["main"]
+
+
+def test_live_preview_never_runs_for_forks_and_reports_preflight() -> None:
+    preview = _workflow(PROJECT_DIR / ".github" / "workflows" / "preview.yml")
+    guard = preview["jobs"]["stacks"]["if"]
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in guard
+    assert preview["jobs"]["preview"]["needs"] == "stacks", "the preview job inherits the fork guard"
+    steps = preview["jobs"]["preview"]["steps"]
+    runs = [s.get("run", "") for s in steps]
+    assert any(".venv/bin/volcano-platform preflight --stack" in run for run in runs)
+    post = next(s for s in steps if s.get("uses", "").startswith("marocchino/sticky-pull-request-comment@"))
+    assert post["with"]["path"] == "preflight.md" and "always()" in post["if"]
+    assert _pulumi_command_step(preview)["with"]["comment-on-pr"] is True
+
+
+def _run(args: list[Any], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)
+
+
+def _fake_pulumi(tmp_path: Path, login_status: int, select_status: int) -> dict[str, str]:
+    """A `pulumi` on PATH that records its arguments and fails `login` or `stack select` on demand."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "pulumi"
+    script.write_text(
+        "#!/usr/bin/env bash\n"
+        f'echo "$*" >> {tmp_path}/calls\n'
+        f'case "$1" in login) exit {login_status};; stack) exit {select_status};; esac\n'
+    )
+    script.chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+@pytest.mark.parametrize(
+    ("env", "selected"),
+    [
+        ({"PULUMI_BACKEND_URL": "s3://state-bucket"}, "organization/volcano-platform/dev"),
+        ({"PULUMI_CLOUD_ORGANIZATION": "gpu-team"}, "gpu-team/volcano-platform/dev"),
+    ],
+)
+def test_pulumi_login_selects_the_stack_in_the_configured_backend(
+    tmp_path: Path, env: dict[str, str], selected: str
+) -> None:
+    proc = _run(
+        [PROJECT_DIR / ".github" / "scripts" / "pulumi-login.sh", "dev"], env={**_fake_pulumi(tmp_path, 0, 0), **env}
+    )
+    assert proc.returncode == 0, proc.stderr
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls[0] == ("login s3://state-bucket" if "PULUMI_BACKEND_URL" in env else "login")
+    assert calls[1] == f"stack select {selected}"
+
+
+@pytest.mark.parametrize(("login", "select", "message"), [(1, 0, "cannot log in"), (0, 255, "does not exist")])
+def test_pulumi_login_fails_the_job_with_the_cause(tmp_path: Path, login: int, select: int, message: str) -> None:
+    env = {**_fake_pulumi(tmp_path, login, select), "PULUMI_BACKEND_URL": "s3://state-bucket"}
+    proc = _run([PROJECT_DIR / ".github" / "scripts" / "pulumi-login.sh", "dev"], env=env)
+    assert proc.returncode == 1
+    assert "::error::" in proc.stderr and message in proc.stderr
+
+
+def test_pulumi_login_without_a_backend_says_what_to_set(tmp_path: Path) -> None:
+    proc = _run([PROJECT_DIR / ".github" / "scripts" / "pulumi-login.sh", "dev"], env=_fake_pulumi(tmp_path, 0, 0))
+    assert proc.returncode != 0
+    assert "set PULUMI_BACKEND_URL or PULUMI_CLOUD_ORGANIZATION" in proc.stderr
+
+
+def test_pull_request_job_runs_the_makefile_commands() -> None:
+    workflow = _workflow(PROJECT_DIR / ".github" / "workflows" / "pull-request.yml")
+    runs = [s["run"] for s in _steps(workflow) if "run" in s]
+    assert "make test" in runs
+    assert any(".github/scripts/pr-diff.sh" in run for run in runs)
+    script = (PROJECT_DIR / ".github" / "scripts" / "offline-diff.sh").read_text()
+    assert 'make -s --no-print-directory diff STACK="$stack" BASE="$base"' in script
+    assert ".github/scripts/offline-diff.sh" in (PROJECT_DIR / ".github" / "scripts" / "pr-diff.sh").read_text()
+    makefile = (PROJECT_DIR / "Makefile").read_text()
+    assert 'diff: $(INSTALLED)\n\t$(TOOL) diff --stack "$$STACK" --base "$$BASE"' in makefile
+    comment = next(s for s in _steps(workflow) if "sticky-pull-request-comment" in s.get("uses", ""))
+    assert comment["with"]["header"] == "offline-diff"
+    assert "head.repo.full_name == github.repository" in comment["if"], "a fork's token cannot comment"
+    assert "id-token" not in workflow["permissions"] and "secrets." not in json.dumps(workflow)
+
+
+def test_the_comment_has_a_file_to_post_when_the_tests_failed(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    out = tmp_path / "offline-diff.md"
+    proc = _run(
+        [PROJECT_DIR / ".github" / "scripts" / "pr-diff.sh", "failure", "origin/main", "https://ci/run/1", out],
+        env={"PATH": "/usr/bin:/bin", "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "The tests did not pass (failure)" in text and "https://ci/run/1" in text
+    assert summary.read_text() == text
+
+
+def test_stack_matrix_lists_every_stack() -> None:
+    output = subprocess.run(
+        [PROJECT_DIR / ".github" / "scripts" / "stacks.sh"], capture_output=True, text=True, check=True
+    ).stdout
+    matrix = json.loads(output)
+    assert [m["stack"] for m in matrix] == STACKS
+    assert {m["kubeconfig"] for m in matrix} == {"KUBECONFIG_" + s.upper().replace("-", "_") for s in STACKS}
+
+
+def test_offline_diff_comment_covers_every_stack_and_respects_the_limit() -> None:
+    proc = subprocess.run(
+        [PROJECT_DIR / ".github" / "scripts" / "offline-diff.sh", "HEAD", "2000"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=PROJECT_DIR,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for stack in STACKS:
+        assert f"| `{stack}` |" in proc.stdout
+    assert len(proc.stdout) <= 2000 + 200
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    assert node, "the workflow tests need Node.js: run `make test`, which installs tests/tools"
+    assert (TOOLS / "node_modules" / "@tktco" / "node-actionlint").is_dir(), "run tests/tools/install.sh"
+    return node
+
+
+def test_workflows_pass_actionlint() -> None:
+    proc = _run([_node(), TOOLS / "actionlint.cjs", *WORKFLOWS])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_reports_what_it_should(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        "on: pull_request\n"
+        "jobs:\n"
+        "  a:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - run: echo ${{ steps.missing.outputs.x }}\n"
+        "      - uses: actions/checkout@v4\n"
+        "        with:\n"
+        "          fetch-deph: 0\n"
+    )
+    proc = _run([_node(), TOOLS / "actionlint.cjs", broken])
+    assert proc.returncode == 1
+    assert 'property "missing" is not defined' in proc.stdout
+    assert 'input "fetch-deph" is not defined' in proc.stdout
+
+
+def test_scripts_pass_shellcheck() -> None:
+    shellcheck = shutil.which("shellcheck")
+    assert shellcheck, "the script tests need shellcheck: run `make test`, which installs it"
+    scripts = [
+        *sorted((PROJECT_DIR / ".github" / "scripts").glob("*.sh")),
+        TOOLS / "install.sh",
+        PROJECT_DIR / ".ci" / "run",
+    ]
+    proc = _run([shellcheck, *scripts])
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_preview_reader_role_is_valid_and_cannot_write() -> None:
+    import kubernetes_validate
+
+    documents = list(yaml.safe_load_all(RBAC.read_text()))
+    for document in documents:
+        kubernetes_validate.validate(document, "1.30", strict=True)
+    (role,) = [d for d in documents if d["kind"] == "ClusterRole"]
+    verbs = {verb for rule in role["rules"] for verb in rule["verbs"]}
+    assert verbs == {"get", "list", "watch"}
+    (binding,) = [d for d in documents if d["kind"] == "ClusterRoleBinding"]
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert "docs/rbac/preview-reader.yaml" in (PROJECT_DIR / ".github" / "workflows" / "preview.yml").read_text()
