@@ -49,6 +49,7 @@ import-topology: $(INSTALLED)
 
 lint: $(INSTALLED)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 typecheck: $(INSTALLED)
 	$(PY) -m mypy

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -129,3 +130,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         fixtures = set(getattr(item, "fixturenames", ()))
         if folder in SLOW_FOLDERS or fixtures & SLOW_FIXTURES or item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
+
+
+def require_tool(path: str | None, what: str) -> str:
+    """The path of an external tool the test needs. Missing, the test fails in CI (`CI=true`, where
+    `make test` has installed it, so its absence is a bug) and is skipped elsewhere, saying how to
+    get it."""
+    if path:
+        return path
+    message = f"{what} is not installed: run `make tools` (tests/tools/install.sh)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)

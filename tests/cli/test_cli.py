@@ -103,3 +103,15 @@ def test_the_installed_command_renders_from_any_directory(tmp_path: Path) -> Non
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "manifests").is_dir()
+
+
+def test_a_missing_tool_skips_locally_and_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import require_tool
+
+    assert require_tool("/usr/bin/promtool", "promtool") == "/usr/bin/promtool"
+    monkeypatch.setenv("CI", "false")
+    with pytest.raises(pytest.skip.Exception, match="make tools"):
+        require_tool(None, "promtool")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="promtool is not installed"):
+        require_tool(None, "promtool")

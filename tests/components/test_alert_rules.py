@@ -16,7 +16,7 @@ from config.upstream.volcano_metrics import volcano_series
 from offline.metric_check import Query, check_queries, query_problems
 from offline.render import StackRender
 from tests.components.helpers import STACK, alerts_of, prometheus_rule
-from tests.conftest import stack_raw
+from tests.conftest import require_tool, stack_raw
 
 # -- every query names series that exist ------------------------------------------------------------
 
@@ -73,9 +73,7 @@ def test_the_catalog_reflects_the_renames() -> None:
 
 
 def _promtool() -> str:
-    path = shutil.which("promtool")
-    assert path, "the rule tests need promtool (Debian package `prometheus`): run `make test`, which installs it"
-    return path
+    return require_tool(shutil.which("promtool"), "promtool (Debian package `prometheus`)")
 
 
 def _rule_file(render: StackRender, directory: Path) -> Path:

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, require_tool
 
 WORKFLOWS = sorted((PROJECT_DIR / ".github" / "workflows").glob("*.yml"))
 TOOLS = PROJECT_DIR / "tests" / "tools"
@@ -219,9 +219,9 @@ def test_offline_diff_comment_covers_every_stack_and_respects_the_limit() -> Non
 
 
 def _node() -> str:
-    node = shutil.which("node")
-    assert node, "the workflow tests need Node.js: run `make test`, which installs tests/tools"
-    assert (TOOLS / "node_modules" / "@tktco" / "node-actionlint").is_dir(), "run tests/tools/install.sh"
+    node = require_tool(shutil.which("node"), "Node.js")
+    installed = (TOOLS / "node_modules" / "@tktco" / "node-actionlint").is_dir()
+    require_tool(str(TOOLS) if installed else None, "actionlint (npm, into tests/tools)")
     return node
 
 
@@ -250,8 +250,7 @@ def test_actionlint_reports_what_it_should(tmp_path: Path) -> None:
 
 
 def test_scripts_pass_shellcheck() -> None:
-    shellcheck = shutil.which("shellcheck")
-    assert shellcheck, "the script tests need shellcheck: run `make test`, which installs it"
+    shellcheck = require_tool(shutil.which("shellcheck"), "shellcheck (Debian package `shellcheck`)")
     scripts = [
         *sorted((PROJECT_DIR / ".github" / "scripts").glob("*.sh")),
         TOOLS / "install.sh",
