@@ -8,6 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from config.spec.placement import shortages
 from config.stack_file.yaml12 import load_yaml_text
 from config.upstream.vendored import fetch_command, vendored_dir
 from offline.metric_check import check_queries
@@ -60,6 +61,12 @@ def unknown_value_keys(chart: str, version: str, values: dict[str, Any]) -> list
 def check_render(result: StackRender) -> CheckReport:
     report = CheckReport()
     report.warnings += [str(w) for w in result.spec.warnings]
+    for name in shortages(result.spec.placements.values()):
+        placement = result.spec.placements[name]
+        report.errors.append(
+            f"models.{name}: {placement.unplaced} required replica(s) find no room in any arrangement of the stack's "
+            "models (the warning above says where; summary.md and topology.svg show the short domains)"
+        )
     version = result.spec.config.cluster.kubernetes_version
     report.errors += [str(issue) for issue in validate_project_file(result.project_dir / "Pulumi.yaml")]
     schema = validate_objects(result.rendered.objects, version, schema_dirs(result.spec))

@@ -11,6 +11,9 @@ from config.spec.platform import PlatformSpec
 class DomainDemand:
     hard: int
     soft: int
+    status: str = "ok"
+    """The joint plan's verdict: `ok`, `tight` (an autoscaler's peak does not fit) or `short`
+    (replicas the stack requires have no room)."""
 
     @property
     def total(self) -> int:
@@ -29,4 +32,5 @@ def domain_demand(spec: PlatformSpec) -> dict[str, DomainDemand]:
             target[domain] = target.get(domain, 0) + gpus
     if spec.topology is None:
         return {}
-    return {name: DomainDemand(hard.get(name, 0), soft.get(name, 0)) for name in spec.topology.domains}
+    status = spec.domain_status
+    return {name: DomainDemand(hard.get(name, 0), soft.get(name, 0), status[name]) for name in spec.topology.domains}

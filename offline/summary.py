@@ -177,7 +177,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         rows = []
         for d in spec.topology.domains.values():
             need = demand[d.name]
-            status = "short" if need.total > d.gpus else "ok"
+            status = need.status
             rows.append(
                 [
                     d.name,

@@ -74,7 +74,7 @@ def build_summary_data(spec: PlatformSpec) -> dict[str, Any]:
                 words: domain.gpus,
                 "hard": need.hard,
                 "soft": need.soft,
-                "status": "short" if need.total > domain.gpus else "ok",
+                "status": need.status,
             }
     return {"models": models, "tenants": tenants, "domains": domains, "warnings": [str(w) for w in spec.warnings]}
 

@@ -7,8 +7,9 @@ at a natural size where no text is smaller than 11 px. Domains of the lowest tie
 `MAX_TILES` domains are drawn as tiles; when leaves are too many to draw legibly, each tile
 stands for a whole subtree: its totals, its fullest leaves named, and every leaf that is short of
 capacity or holds a hard-constrained model drawn inside it. A bar in every block shows hard-
-(dark) and soft-constrained (light) demand against the domain's accelerators; a domain whose
-demand exceeds them is outlined in red.
+(dark) and soft-constrained (light) demand against the domain's accelerators, as the joint
+placement plan places it; a domain where replicas the stack requires find no room is outlined in
+red, one where only an autoscaler's peak finds none in dashed amber (`config.spec.placement`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ PAD, GAP, HEADER, TITLE_H, MIN_WIDTH = 10, 10, 50, 80, 560
 LEGEND_ROWS = 48
 LEGEND_W, LINE_H = 440, 18
 HARD, SOFT, FREE, SHORT, INK, MUTED = "#b03a2e", "#f0a04b", "#e8eef4", "#d62728", "#222", "#555"
+TIGHT = "#c77c02"
+"""The outline of a domain where only an autoscaler's peak (or an unproven shortage) finds no room."""
 CHAR_W = 0.6
 """Average glyph width of the sans-serif font, in font sizes (for cutting labels to fit)."""
 
@@ -105,7 +108,7 @@ class _Picture:
     # -- what each domain says ------------------------------------------------------------------
 
     def short(self, name: str) -> bool:
-        return self.demand[name].total > self.topology.domains[name].gpus
+        return self.demand[name].status != "ok"
 
     def notable(self, domain: Domain) -> bool:
         """Always drawn and named: short of capacity, or holding a hard-constrained model."""
@@ -214,7 +217,7 @@ class _Picture:
         _text(svg, PAD, 22, _fit(heading, width - 2 * PAD, 16), 16, "bold", anchor="start")
         keys = [
             f"bars: {self.words} planned for hard- (dark) and soft-constrained (light) models",
-            "red outline: more demand than capacity"
+            "red: no room for required replicas; dashed amber: none at peak"
             + (
                 f"; {len(topology.at_tier(1))} leaves summarised per tier-{self.unit_tier} domain"
                 if self.unit_tier > 1
@@ -268,7 +271,10 @@ class _Picture:
         group = ET.SubElement(parent, "g", attrib={"class": f"domain {block.kind}", "data-name": block.name})
         demand = self.demand.get(block.name, DomainDemand(0, 0))
         gpus = domain.gpus if domain is not None else self.topology.total_gpus
-        short = demand.total > gpus
+        short = demand.status != "ok"
+        stroke, line, dashes = {"short": (SHORT, "3", None), "tight": (TIGHT, "3", "6 3")}.get(
+            demand.status, (MUTED, "1", None)
+        )
         tooltip = ET.SubElement(group, "title")
         tooltip.text = self.describe(block.name, domain, demand, gpus)
         fill = "#f7f9fb" if block.kind == "container" else "white"
@@ -281,8 +287,8 @@ class _Picture:
             height=f"{block.height:.0f}",
             rx="6",
             fill=fill,
-            stroke=SHORT if short else MUTED,
-            attrib={"stroke-width": "3" if short else "1"},
+            stroke=stroke,
+            attrib={"stroke-width": line, **({"stroke-dasharray": dashes} if dashes else {})},
         )
         inner = block.width - 2 * PAD
         if block.kind == "mini":
@@ -299,7 +305,7 @@ class _Picture:
             for child in block.children:
                 self.draw_block(group, child, x, y)
             return
-        status = f"needs {demand.total} of {gpus} {self.words}" + (" — SHORT" if short else "")
+        status = f"needs {demand.total} of {gpus} {self.words}" + (f" — {demand.status.upper()}" if short else "")
         _text(group, x + PAD, y + 62, _fit(status, inner, MIN_FONT), MIN_FONT, "bold" if short else "normal", "start")
         hard = sorted(set(self.hard.get(block.name, ())))
         if hard:

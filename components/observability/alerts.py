@@ -46,6 +46,7 @@ def _alert(
     summary: str,
     description: str,
     runbook: str,
+    labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     # Only the summary is a template (labels, value); the description and the runbook are plain.
     annotations = {"summary": summary, "description": description, "runbook": runbook}
@@ -55,26 +56,64 @@ def _alert(
         "alert": name,
         "expr": expr,
         "for": f"{minutes}m",
-        "labels": {**config.labels, "severity": severity},
+        "labels": {**config.labels, **(labels or {}), "severity": severity},
         "annotations": annotations,
     }
 
 
-def _not_ready_expr(models: list[ModelSpec]) -> str:
-    """kube-state-metrics: a Deployment (or an LWS's leader StatefulSet, named after the LWS) that
-    should have replicas but has none available."""
-    terms: list[str] = []
+# kube-state-metrics series of the workload a model's replicas belong to: a Deployment, or the leader
+# StatefulSet of a LeaderWorkerSet (named after the LWS; a leader is Ready only once its group serves).
+_WORKLOAD_SERIES = {
+    "deployment": (
+        "kube_deployment_spec_replicas",
+        "kube_deployment_status_replicas_available",
+        "kube_deployment_status_replicas_updated",
+    ),
+    "statefulset": (
+        "kube_statefulset_replicas",
+        "kube_statefulset_status_replicas_ready",
+        "kube_statefulset_status_replicas_updated",
+    ),
+}
+
+
+def _by_workload(models: Iterable[ModelSpec]) -> dict[tuple[str, str], list[str]]:
+    """(kind, namespace) -> model names, for one selector per kind and namespace."""
     by_kind: dict[tuple[str, str], list[str]] = defaultdict(list)
     for model in models:
         by_kind[("statefulset" if model.multi_node else "deployment", model.namespace)].append(model.name)
-    for (kind, namespace), names in sorted(by_kind.items()):
+    return dict(sorted(by_kind.items()))
+
+
+def _not_ready_expr(models: list[ModelSpec]) -> str:
+    """A workload that should have replicas but has none ready."""
+    terms: list[str] = []
+    for (kind, namespace), names in _by_workload(models).items():
         selector = f'{{namespace="{namespace}",{kind}{one_of(names)}}}'
-        if kind == "deployment":
-            spec, ready = "kube_deployment_spec_replicas", "kube_deployment_status_replicas_available"
-        else:
-            spec, ready = "kube_statefulset_replicas", "kube_statefulset_status_replicas_ready"
-        terms.append(f"({spec}{selector} > 0 and on (namespace, {kind}) {ready}{selector} == 0)")
+        wanted, ready, _ = _WORKLOAD_SERIES[kind]
+        terms.append(f"({wanted}{selector} > 0 and on (namespace, {kind}) {ready}{selector} == 0)")
     return " or ".join(terms)
+
+
+def _missing_replicas_expr(models: list[ModelSpec]) -> str:
+    """How many replicas fewer than wanted are ready, where no rollout explains it: every replica
+    runs the current template (a rolling update replaces replicas one budget after another, and is
+    watched by `pulumi up`), yet some are not ready. The value is the number missing."""
+    terms: list[str] = []
+    for (kind, namespace), names in _by_workload(models).items():
+        selector = f'{{namespace="{namespace}",{kind}{one_of(names)}}}'
+        wanted, ready, updated = _WORKLOAD_SERIES[kind]
+        on = f"on (namespace, {kind})"
+        terms.append(
+            f"(({wanted}{selector} - {on} {ready}{selector}) > 0 and {on} "
+            f"({updated}{selector} - {on} {wanted}{selector}) >= 0)"
+        )
+    return " or ".join(terms)
+
+
+def _load_budget_minutes(model: ModelSpec) -> int:
+    """A replica's load budget in whole minutes (how long it may take to become ready)."""
+    return -(-model.config.startup.load_timeout_seconds // 60)
 
 
 def _kv_cache_expr(models: list[ModelSpec]) -> str:
@@ -106,16 +145,21 @@ def model_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
             "or its queue is full (see the Volcano alerts); CrashLoopBackOff or a failing readiness probe means the "
             "server does not start (logs of the vllm or leader container).",
         ),
+        *_missing_replica_alerts(config, models),
         _alert(
             config,
             "VllmMetricsDown",
-            f"up{selected} == 0",
+            # vLLM serves HTTP, /metrics included, only once its engine is built (the launcher binds the
+            # port early and listens only after `build_async_engine_client`), and a PodMonitor scrapes pods
+            # that are not Ready: only a Ready pod that cannot be scraped is a problem.
+            f'up{selected} == 0 and on (namespace, pod) kube_pod_status_ready{{condition="true"}} == 1',
             config.metrics_down_minutes,
             "warning",
             "Metrics of model {{ $labels.model }} ({{ $labels.pod }}) cannot be scraped",
-            "Prometheus cannot read /metrics of a serving pod, so its other alerts and its autoscaler are blind.",
-            "A pod that restarts or still loads its weights is expected to be down for a while; otherwise check "
-            "the pod's HTTP port and that the server runs without --disable-log-stats.",
+            "Prometheus cannot read /metrics of a Ready serving pod, so its other alerts and its autoscaler are "
+            "blind. (A pod that still loads its weights serves no HTTP at all, and is not Ready: it never fires.)",
+            "Check the pod's HTTP port and the PodMonitor's selector, and that the server runs without "
+            "--disable-log-stats.",
         ),
         _alert(
             config,
@@ -143,23 +187,59 @@ def model_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     ]
 
 
+def _missing_replica_alerts(config: AlertsConfig, models: list[ModelSpec]) -> list[dict[str, Any]]:
+    """`VllmModelReplicasMissing`: fewer replicas ready than wanted for longer than the model's
+    load budget. Volcano's own signal does not show it: `volcano_unschedule_task_count` is 0 for a
+    PodGroup that is ready (one LWS group running, one pod of a Deployment), however many replicas
+    still wait (pkg/scheduler/plugins/gang/gang.go `OnSessionClose`). One rule per load budget, so
+    each model waits as long as its weights take to load."""
+    by_budget: dict[int, list[ModelSpec]] = defaultdict(list)
+    for model in models:
+        by_budget[_load_budget_minutes(model)].append(model)
+    return [
+        _alert(
+            config,
+            "VllmModelReplicasMissing",
+            _missing_replicas_expr(group),
+            budget,
+            "warning",
+            "Model {{ $labels.namespace }}/{{ $labels.deployment }}{{ $labels.statefulset }} has {{ $value }} "
+            "replica(s) fewer ready than wanted",
+            f"Some replicas wanted by the model have not become ready within its load budget ({budget} min): they "
+            "wait for room (a gang that fits no domain, a full queue, higher-priority work) or fail to start.",
+            "`kubectl get pods -n <namespace>` for the model's Pending or failing pods; `kubectl describe podgroup` "
+            "says why a gang waits. The preview's what-if shows what the scheduler would evict for it.",
+            # Keeps the rules of different budgets apart: promtool refuses two rules of one name with equal
+            # labels in a group.
+            labels={"load_budget": f"{budget}m"},
+        )
+        for budget, group in sorted(by_budget.items())
+    ]
+
+
 def scheduler_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     config = spec.config.observability.alerts
     queues = {t.queue_name: t for t in spec.tenants.values()}
-    alerts = [
-        _alert(
-            config,
-            "VolcanoGangUnschedulable",
-            "max by (job_id) (volcano_unschedule_task_count) > 0",
-            config.pod_group_pending_minutes,
-            "warning",
-            "PodGroup {{ $labels.job_id }} has {{ $value }} task(s) that cannot be scheduled",
-            "A gang (all pods of a replica) does not fit anywhere it may go, so none of it starts.",
-            "`kubectl describe podgroup <job_id>` (in its namespace) says why: not enough free "
-            "accelerators in one network domain, a full queue, or a taint. summary.md of the render shows the "
-            "replica slots per topology tier.",
-        ),
-    ]
+    alerts: list[dict[str, Any]] = []
+    # The label is the PodGroup's name (`job_id`, without the namespace). Only the stack's own
+    # PodGroups (multi-node models) have names it knows; a Deployment's PodGroup is named by
+    # Volcano's controller after its ReplicaSet, and `VllmModelReplicasMissing` watches those models.
+    groups = sorted(m.pod_group_name for m in spec.models.values() if m.has_pod_group)
+    if groups:
+        alerts.append(
+            _alert(
+                config,
+                "VolcanoGangUnschedulable",
+                f"max by (job_id) (volcano_unschedule_task_count{{job_id{one_of(groups)}}}) > 0",
+                config.pod_group_pending_minutes,
+                "warning",
+                "PodGroup {{ $labels.job_id }} has {{ $value }} task(s) that cannot be scheduled",
+                "A gang (all pods of a replica) does not fit anywhere it may go, so none of it starts.",
+                "`kubectl describe podgroup <job_id>` (in its namespace) says why: not enough free "
+                "accelerators in one network domain, a full queue, or a taint. summary.md of the render shows the "
+                "replica slots per topology tier.",
+            )
+        )
     if queues:
         alerts.append(
             _alert(
@@ -179,27 +259,40 @@ def scheduler_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
         for name, tenant in queues.items()
         if quantity_value(str(tenant.config.queue.capability.get(spec.gpu_resource, "0"))) > 0
     ]
-    if capped:
-        resource = f'resource="{spec.gpu_resource}"'
-        selector = f"{{queue_name{one_of(capped)},{resource}}}"
-        if spec.config.volcano.scheduler.queue_plugin == "capacity":
-            expr = (
-                f"volcano_queue_allocated_scalar_resources{selector} >= on (queue_name, resource) "
-                f"volcano_queue_capacity_scalar_resources{selector}"
-            )
-        else:
-            expr = f"volcano_queue_overused{{queue_name{one_of(capped)}}} == 1"
+    if spec.config.volcano.scheduler.queue_plugin == "capacity" and capped:
+        # Both sides are Volcano's milli-values (a GPU counts 1000), so they compare as they are.
+        selector = f'{{queue_name{one_of(capped)},resource="{spec.gpu_resource}"}}'
         alerts.append(
             _alert(
                 config,
                 "VolcanoQueueAtCapability",
-                expr,
+                f"volcano_queue_allocated_scalar_resources{selector} >= on (queue_name, resource) "
+                f"volcano_queue_capacity_scalar_resources{selector}",
                 config.queue_full_minutes,
                 "warning",
                 f"Queue {{{{ $labels.queue_name }}}} has used all its {spec.gpu_resource}",
                 "The tenant's queue is at its capability: new replicas and scale-ups wait until something ends.",
                 "Expected at peak for a capped tenant. Otherwise raise the tenant's capability, or reclaim: lower "
                 "replicas of its less important models.",
+            )
+        )
+    elif spec.config.volcano.scheduler.queue_plugin == "proportion" and queues:
+        # proportion sets `volcano_queue_overused` when a queue's allocation reaches its deserved share on
+        # every resource of that share, and allocates nothing beyond it (`proportionPlugin` Overused and
+        # Allocatable, pkg/scheduler/plugins/proportion/proportion.go): "full" means "at its share".
+        alerts.append(
+            _alert(
+                config,
+                "VolcanoQueueAtDeservedShare",
+                f"volcano_queue_overused{{queue_name{one_of(queues)}}} == 1",
+                config.queue_full_minutes,
+                "warning",
+                "Queue {{ $labels.queue_name }} has used its deserved share",
+                "The proportion plugin gives a queue no more than its deserved share (its weight's part of the "
+                "cluster, within capability and guarantee): new replicas and scale-ups of the tenant wait until it "
+                "uses less or other queues' shares shrink.",
+                "Expected at peak. Otherwise raise the tenant's weight (or guarantee), or lower replicas of its less "
+                "important models.",
             )
         )
     if spec.config.observability.volcano:

@@ -17,6 +17,7 @@ from components.observability.monitors import MODEL_METRIC_LABEL
 from config.platform_labels import MANAGED_BY
 from config.spec.platform import PlatformSpec
 from config.upstream.vllm_metrics import kv_cache_usage_metric
+from config.upstream.volcano_metrics import VOLCANO_SCALAR_MILLI
 
 DASHBOARD_UID = "volcano-platform"
 CONFIGMAP_NAME = "volcano-platform-dashboard"
@@ -109,6 +110,14 @@ def _kv_cache_query(spec: PlatformSpec) -> str:
     return f"max by (pod) ({reads})"
 
 
+def _unschedulable_query(spec: PlatformSpec) -> str:
+    """Tasks that cannot be scheduled, for the stack's own PodGroups when it has any (the label is
+    the PodGroup's name), else for every PodGroup."""
+    groups = sorted(m.pod_group_name for m in spec.models.values() if m.has_pod_group)
+    selector = f"{{job_id{one_of(groups)}}}" if groups else ""
+    return f"max by (job_id) (volcano_unschedule_task_count{selector}) > 0"
+
+
 def dashboard(spec: PlatformSpec) -> dict[str, Any]:
     observability = spec.config.observability
     layout = _Layout({"type": "prometheus", "uid": observability.dashboard.datasource_uid})
@@ -122,7 +131,7 @@ def dashboard(spec: PlatformSpec) -> dict[str, Any]:
             "Tasks that cannot be scheduled, per PodGroup",
             "short",
             8,
-            [("max by (job_id) (volcano_unschedule_task_count) > 0", "{{job_id}}")],
+            [(_unschedulable_query(spec), "{{job_id}}")],
         )
         if queues:
             layout.graph(
@@ -146,12 +155,14 @@ def dashboard(spec: PlatformSpec) -> dict[str, Any]:
     if queues:
         layout.row("Queue $queue", repeat="queue")
         selector = f'{{queue_name="$queue",resource="{gpu}"}}'
+        # Volcano exports extended resources as milli-values: 128 GPUs read 128000.
+        per_unit = f" / {VOLCANO_SCALAR_MILLI}"
         targets = [
-            (f"volcano_queue_allocated_scalar_resources{selector}", "allocated"),
-            (f"volcano_queue_deserved_scalar_resources{selector}", "deserved"),
+            (f"volcano_queue_allocated_scalar_resources{selector}{per_unit}", "allocated"),
+            (f"volcano_queue_deserved_scalar_resources{selector}{per_unit}", "deserved"),
         ]
         if spec.config.volcano.scheduler.queue_plugin == "capacity":
-            targets.append((f"volcano_queue_capacity_scalar_resources{selector}", "capability"))
+            targets.append((f"volcano_queue_capacity_scalar_resources{selector}{per_unit}", "capability"))
         layout.graph(f"{gpu}: allocated, deserved and capability", "short", WIDTH, targets)
     if models:
         row = f'{{{MODEL_METRIC_LABEL}="$model"}}'

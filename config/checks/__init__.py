@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from config.checks.credentials import check_registries, check_secret_names
+from config.checks.eviction import check_eviction
 from config.checks.installs import check_images, check_installs, check_upstream_versions
 from config.checks.models import check_models
 from config.checks.names import check_names, check_resource_names
@@ -31,6 +32,7 @@ CHECKS: tuple[Check, ...] = (
     check_priority_classes,
     check_queues,
     check_scheduler,
+    check_eviction,
     check_models,
     check_resource_names,
     check_pod_security,

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 
 from config.errors import Problem, join_path
 from config.spec.platform import PlatformSpec
-from config.spec.scheduler_conf import default_tiers, eviction_style, plugin_names, scheduler_actions, scheduler_conf
+from config.spec.scheduler_conf import default_tiers, plugin_names, scheduler_conf
 from config.upstream.volcano import (
     BOOLEAN_PLUGIN_ARGUMENTS,
-    FLOOR_GANG_EVICTION,
     FLOOR_NETWORK_TOPOLOGY,
     FLOOR_TIER_NAMES,
-    GANG_EVICTION_ACTIONS,
     INTEGER_PLUGIN_ARGUMENTS,
-    LEGACY_EVICTION_ACTIONS,
+    PLUGIN_FLAGS,
     QUEUE_PLUGINS,
-    REGISTERED_ACTIONS,
     REGISTERED_PLUGINS,
+    REMOVED_PLUGIN_FLAGS,
     TOPOLOGY_PLUGIN,
 )
 
@@ -47,6 +46,7 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
                 Problem(path, f"`{name}` is not in the default policy, so it needs a tier", "add `tier: 2` (or 1)")
             )
         problems += _argument_types(name, settings.arguments, join_path(path, "arguments"))
+        problems += _flag_names(settings.flags, join_path(path, "flags"))
 
     conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
     active = plugin_names(conf)
@@ -113,80 +113,24 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
                     )
                 )
     problems += _topology_plugin(spec, active)
-    problems += _eviction(spec)
     return problems
 
 
-def _eviction(spec: PlatformSpec) -> list[Problem]:
-    """Gang-aware and legacy eviction are two separate action pairs; never both, and gang-aware
-    only where the scheduler has it."""
-    volcano = spec.config.volcano
-    scheduler = volcano.scheduler
-    actions = scheduler_actions(volcano, spec.has_multi_node_models)
-    gang = [a for a in actions if a in GANG_EVICTION_ACTIONS]
-    legacy = [a for a in actions if a in LEGACY_EVICTION_ACTIONS]
+def _flag_names(flags: Mapping[str, bool], path: str) -> list[Problem]:
+    """Switch names the scheduler knows: its lenient YAML decoder ignores any other key silently."""
     problems: list[Problem] = []
-    if gang and legacy:
-        problems.append(
-            Problem(
-                join_path(BASE, "actions"),
-                f"{', '.join(gang)} and {', '.join(legacy)} both evict: the gang-aware and the legacy actions must "
-                "not run in one scheduler cycle",
-                "keep one pair: set `eviction: gang` or `eviction: pod` and drop `actions`",
-                got=", ".join(actions),
+    for flag in flags:
+        if flag in REMOVED_PLUGIN_FLAGS:
+            problems.append(
+                Problem(join_path(path, flag), f"`{flag}` {REMOVED_PLUGIN_FLAGS[flag]}", f"remove `{flag}`")
             )
-        )
-    if gang and volcano.version_tuple < FLOOR_GANG_EVICTION:
-        where = "actions" if scheduler.actions is not None else "eviction"
-        problems.append(
-            Problem(
-                join_path(BASE, where),
-                f"{', '.join(gang)} need Volcano >= 1.15; an unknown action makes the scheduler reject the whole conf",
-                "raise `volcano.version`, or use `eviction: pod`",
-                got=volcano.version,
-            )
-        )
-    if scheduler.actions is not None and scheduler.eviction != "auto":
-        wanted = GANG_EVICTION_ACTIONS if scheduler.eviction == "gang" else LEGACY_EVICTION_ACTIONS
-        if not set(actions) & set(wanted) or (gang if scheduler.eviction == "pod" else legacy):
+        elif flag not in PLUGIN_FLAGS:
+            close = difflib.get_close_matches(flag, PLUGIN_FLAGS, n=1)
             problems.append(
                 Problem(
-                    join_path(BASE, "eviction"),
-                    f"`eviction: {scheduler.eviction}` contradicts `actions` ({', '.join(actions)})",
-                    "set one of them: `eviction` chooses the preempt and reclaim actions of the default list",
-                )
-            )
-    multi_replica = [m.name for m in spec.models.values() if m.multi_node and m.config.planned_replicas > 1]
-    if multi_replica and eviction_style(volcano, True) == "pod" and legacy:
-        problems.append(
-            Problem(
-                join_path(BASE, "eviction" if scheduler.actions is None else "actions"),
-                f"models {', '.join(multi_replica)} run several LWS groups under one PodGroup; the legacy preempt "
-                "and reclaim pick victims pod by pod and can take one pod from each of several groups, and LWS "
-                "then restarts every group that lost one",
-                "use `eviction: gang` (Volcano >= 1.15)",
-                severity="warning",
-            )
-        )
-    for index, configuration in enumerate(scheduler.configurations):
-        if configuration.name not in REGISTERED_ACTIONS:
-            problems.append(
-                Problem(
-                    join_path(BASE, "configurations", index, "name"),
-                    f"`{configuration.name}` is not an action, so its arguments would apply to nothing",
-                    "use one of: " + ", ".join(sorted(REGISTERED_ACTIONS)),
-                    got=configuration.name,
-                )
-            )
-        elif configuration.name not in actions:
-            problems.append(
-                Problem(
-                    join_path(BASE, "configurations", index, "name"),
-                    f"action `{configuration.name}` does not run (actions: {', '.join(actions)}), so its arguments "
-                    "are never read",
-                    "add the action, or remove its configuration",
-                    got=configuration.name,
-                    severity="warning",
+                    join_path(path, flag),
+                    f"`{flag}` is not a switch of Volcano's plugin options, so the scheduler would ignore it",
+                    f"did you mean `{close[0]}`?" if close else "use one of: " + ", ".join(PLUGIN_FLAGS),
                 )
             )
     return problems

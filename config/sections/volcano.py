@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, WithJsonSchema, field_validator
 
 from config.schema.base import ConfigModel, invalid
 from config.schema.names import ChartRepository, RegistryHost, ResourceName
@@ -13,7 +13,14 @@ from config.upstream.versions import version_tuple
 from config.upstream.volcano import PLUGIN_FLAGS, REGISTERED_ACTIONS, VOLCANO_DEFAULT_VERSION
 
 ChartVersion = Annotated[str, Field(pattern=r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")]
-PluginFlag = Literal[PLUGIN_FLAGS]  # type: ignore[valid-type]
+PluginFlags = Annotated[
+    dict[str, bool],
+    WithJsonSchema(
+        {"type": "object", "propertyNames": {"enum": list(PLUGIN_FLAGS)}, "additionalProperties": {"type": "boolean"}}
+    ),
+]
+"""Switch name -> on/off. The names are checked with the scheduler policy (`config.checks.scheduler`),
+so an unknown or removed one is reported at its own key with the nearest real name."""
 ArgumentValue = int | float | bool | str
 
 
@@ -102,8 +109,9 @@ class PluginSettings(ConfigModel):
     """Tier to place the plugin in. Required for plugins the default policy does not have."""
     enabled: bool = True
     """`false` removes the plugin from the policy."""
-    flags: dict[PluginFlag, bool] = {}
-    """Plugin switches such as `enablePreemptable`, merged over the defaults."""
+    flags: PluginFlags = {}
+    """Plugin switches such as `enablePreemptable`, merged over the defaults (the keys of Volcano's
+    `PluginOption`; `enableNamespaceOrder`, removed in Volcano 1.8, is refused)."""
     arguments: dict[str, ArgumentValue] = {}
     """Plugin arguments, merged over the defaults. Integers must be unquoted."""
 

@@ -1,43 +1,60 @@
-"""Placement: where each model's replicas can go in the network topology, and whether they fit at all.
+"""Placement: where each model's replicas go in the network topology, and whether they fit.
 
-Checked per model against the GPU inventory the topology describes: in hard mode every replica
-(one LWS group) must fit inside one domain at or below the allowed tier; in soft mode the check
-names the tier a model spills to when the leaves are too small. Capacities come from per-domain
-histograms, cached per (tier, GPUs per pod), so the cost does not grow with nodes x models. (Quotas,
-a model against its queue's capability, are checked in `config.checks.quotas`.)"""
+Two questions, answered in this order. Alone: does each model fit the empty cluster at all (in
+hard mode every replica, one LWS group, inside one domain at or below the allowed tier; in soft mode
+the tier it spills to)? Its capacities come from per-domain histograms, cached per (tier, GPUs per
+pod), so the cost does not grow with nodes x models. Together: can every model run its replicas at
+once (`config.spec.joint_plan`)? The joint plan is what the summary, `summary.json`, the picture and
+the checks all read, so they give one verdict per domain: `short` when replicas the stack requires
+have no room in any arrangement (a warning the render shows, an error for `check`, which the deploy
+workflow runs), `tight` when an autoscaler's peak does not fit, or a shortage could not be proven
+(a warning), else `ok`. (Quotas, a model against its queue's
+capability, are checked in `config.checks.quotas`.)"""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from config.errors import Problem, join_path
+from config.spec.free_gpus import CLUSTER
+from config.spec.joint_plan import Demand, JointPlan, Mode, plan_jointly
 from config.spec.model import ModelSpec
 from config.spec.topology import Domain, Topology
+
+Status = Literal["ok", "tight", "short"]
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Where a model's replicas can go; `planned_gpus` is a greedy plan for the picture."""
+    """Where a model's replicas go, as the joint plan places them."""
 
     model: str
-    mode: str
+    mode: Mode
     """`hard`, `soft` or `any` (no constraint)."""
     tier: int | None
-    """Hard: the allowed tier. Soft: the lowest tier all replicas fit. None: the whole cluster."""
+    """Hard: the allowed tier. Soft: the highest tier the plan had to use. None: the whole cluster."""
     replicas: int
+    """The most replicas it may run (`maxReplicas` under an autoscaler)."""
     replicas_that_fit: int
+    """Replicas that fit the empty cluster where they may go, with nothing else placed."""
     planned_gpus: dict[str, int] = field(default_factory=dict)
-    """Domain name -> GPUs the plan puts there (leaves and their ancestors)."""
+    """Domain name -> GPUs the joint plan puts there (leaves and their ancestors)."""
+    unplaced: int = 0
+    """Replicas the stack requires (`replicas`, or `minReplicas`) that found no room."""
+    unplaced_peak: int = 0
+    """Replicas between the required and the peak count that found no room."""
+    shortage_proven: bool = True
+    """False when the plan's search was cut off: `unplaced` replicas might fit another way."""
 
     @property
     def fits(self) -> bool:
-        return self.replicas_that_fit >= self.replicas
+        return self.replicas_that_fit >= self.replicas and not self.unplaced and not self.unplaced_peak
 
 
 class _Capacity:
-    """Replica slots per domain, cached per (tier, GPUs per pod)."""
+    """Replica slots per domain of the empty cluster, cached per (tier, GPUs per pod)."""
 
     def __init__(self, topology: Topology):
         self.topology = topology
@@ -51,27 +68,29 @@ class _Capacity:
             )
         return self._pods[key]
 
-    def replicas_at(self, tier: int, model: ModelSpec) -> tuple[int, list[tuple[Domain, int]]]:
-        """Total replicas that fit at a tier, and per-domain replica slots (largest first)."""
-        slots = [(domain, pods // model.gang.pods) for domain, pods in self.pods_per_domain(tier, model.gpus_per_pod)]
-        slots.sort(key=lambda item: -item[1])
-        return sum(n for _, n in slots), slots
+    def replicas_at(self, tier: int, model: ModelSpec) -> int:
+        """Replicas that fit domains of one tier, each inside one domain."""
+        return sum(pods // model.gang.pods for _, pods in self.pods_per_domain(tier, model.gpus_per_pod))
+
+    def best_domain(self, tier: int, model: ModelSpec) -> tuple[str, int]:
+        best = max(self.pods_per_domain(tier, model.gpus_per_pod), key=lambda item: item[1])
+        return best[0].name, best[1]
 
 
 def plan_placements(
     models: Iterable[ModelSpec], topology: Topology | None, gpu_resource: str
 ) -> tuple[dict[str, Placement], list[Problem]]:
     """Placement of every GPU model in the topology (counting the cluster's `gpu_resource`), and the
-    problems found (errors and spill warnings)."""
+    problems found: a model that cannot fit alone, models that cannot all run at once, spills."""
     placements: dict[str, Placement] = {}
     problems: list[Problem] = []
     if topology is None:
         return placements, problems
     capacity = _Capacity(topology)
-    planned: dict[str, int] = {}  # GPUs planned per domain so far, across models
-    for model in models:
-        if model.gpus_per_pod == 0 or model.config.planned_replicas == 0:
-            continue
+    alone: dict[str, Placement] = {}
+    demands: list[Demand] = []
+    planned = {m.name: m for m in models if m.gpus_per_pod > 0 and m.config.planned_replicas > 0}
+    for model in planned.values():
         path = join_path("models", model.name)
         if model.gpu_resource != gpu_resource:
             problems.append(
@@ -84,10 +103,42 @@ def plan_placements(
                 )
             )
             continue
-        placement, found = _place(model, topology, capacity, path, planned)
-        placements[model.name] = placement
+        placement, found = _alone(model, topology, capacity, path)
+        alone[model.name] = placement
         problems += found
+        if not any(p.severity == "error" for p in found):
+            demands.append(_demand(model, placement.mode))
+    joint = plan_jointly(demands, topology)
+    for name, placement in alone.items():
+        placements[name] = _with_plan(placement, joint, topology)
+    problems += _joint_problems(planned, placements, topology)
     return placements, problems
+
+
+def _mode(model: ModelSpec) -> Mode:
+    constraint = model.config.topology if model.multi_node else None
+    if constraint is None or (constraint.mode == "hard" and model.highest_tier is None):
+        return "any" if constraint is None else "hard"
+    return "hard" if constraint.mode == "hard" else "soft"
+
+
+def required_replicas(model: ModelSpec) -> int:
+    """Replicas that must run at once: `replicas`, or the autoscaler's `minReplicas`."""
+    scaling = model.config.autoscaling
+    return scaling.min_replicas if scaling is not None else model.config.replicas
+
+
+def _demand(model: ModelSpec, mode: Mode) -> Demand:
+    hard_without_tier = mode == "hard" and model.highest_tier is None
+    return Demand(
+        model=model.name,
+        mode="any" if hard_without_tier else mode,
+        tier=model.highest_tier,
+        pods=model.gang.pods,
+        gpus=model.gpus_per_pod,
+        required=required_replicas(model),
+        peak=model.config.planned_replicas,
+    )
 
 
 def _need(model: ModelSpec) -> str:
@@ -102,91 +153,158 @@ def _tier_label(topology: Topology, tier: int) -> str:
     return f"tier {tier} ({topology.tiers[tier - 1]})"
 
 
-def _place(
-    model: ModelSpec, topology: Topology, capacity: _Capacity, path: str, planned: dict[str, int]
-) -> tuple[Placement, list[Problem]]:
+def _alone(model: ModelSpec, topology: Topology, capacity: _Capacity, path: str) -> tuple[Placement, list[Problem]]:
+    """The model on the empty cluster: its errors when even that does not hold it."""
     replicas = model.config.planned_replicas
-    constraint = model.config.topology if model.multi_node else None
-    problems: list[Problem] = []
+    mode = _mode(model)
     cluster_fit = topology.cluster_pods_that_fit(model.gpus_per_pod) // model.gang.pods
-
     if model.gpus_per_pod > topology.max_gpus_per_node:
-        problems.append(
-            Problem(
-                join_path(path, "resources", "gpus"),
-                f"each pod needs {model.gpus_per_pod} GPUs but the largest node has {topology.max_gpus_per_node}",
-                "request at most the GPUs of one node per pod (spread the model over more nodes with nodesPerReplica)",
-                got=model.gpus_per_pod,
-            )
+        problem = Problem(
+            join_path(path, "resources", "gpus"),
+            f"each pod needs {model.gpus_per_pod} GPUs but the largest node has {topology.max_gpus_per_node}",
+            "request at most the GPUs of one node per pod (spread the model over more nodes with nodesPerReplica)",
+            got=model.gpus_per_pod,
         )
-        return Placement(model.name, "any", None, replicas, 0), problems
-
-    if constraint is None or (constraint.mode == "hard" and model.highest_tier is None):
-        placement = Placement(model.name, "any" if constraint is None else "hard", None, replicas, cluster_fit)
-        if not placement.fits:
-            problems.append(_cluster_too_small(model, cluster_fit, path))
-        return placement, problems
-
-    if constraint.mode == "hard":
-        assert model.highest_tier is not None
-        tier = model.highest_tier
-        total, slots = capacity.replicas_at(tier, model)
-        placement = Placement(model.name, "hard", tier, replicas, total, _plan(topology, model, slots, planned))
-        if total == 0:
-            best, best_pods = _best_domain(capacity, tier, model)
-            problems.append(
-                Problem(
-                    join_path(path, "topology"),
-                    f"hard constraint at {_tier_label(topology, tier)} cannot be met: one replica "
-                    f"needs {_need(model)} inside one domain, and the best domain `{best}` has room "
-                    f"for only {best_pods} such pod(s)",
-                    "allow a higher tier (`highestTier`), use `mode: soft`, lower GPUs per pod, or "
-                    "add nodes to a domain",
-                )
+        return Placement(model.name, "any", None, replicas, 0), [problem]
+    if mode != "hard" or model.highest_tier is None:
+        placement = Placement(model.name, mode, None, replicas, cluster_fit)
+        return placement, [] if cluster_fit >= replicas else [_cluster_too_small(model, cluster_fit, path)]
+    tier = model.highest_tier
+    total = capacity.replicas_at(tier, model)
+    placement = Placement(model.name, "hard", tier, replicas, total)
+    if total == 0:
+        best, best_pods = capacity.best_domain(tier, model)
+        return placement, [
+            Problem(
+                join_path(path, "topology"),
+                f"hard constraint at {_tier_label(topology, tier)} cannot be met: one replica "
+                f"needs {_need(model)} inside one domain, and the best domain `{best}` has room "
+                f"for only {best_pods} such pod(s)",
+                "allow a higher tier (`highestTier`), use `mode: soft`, lower GPUs per pod, or add nodes to a domain",
             )
-        elif total < replicas:
-            problems.append(
-                Problem(
-                    replicas_key(model, path),
-                    f"only {total} of {replicas} replica(s) fit domains at "
-                    f"{_tier_label(topology, tier)}; each needs {_need(model)} inside one domain",
-                    f"lower `{replicas_name(model)}`, allow a higher tier, or add nodes",
-                    got=replicas,
-                )
+        ]
+    if total < replicas:
+        return placement, [
+            Problem(
+                replicas_key(model, path),
+                f"only {total} of {replicas} replica(s) fit domains at "
+                f"{_tier_label(topology, tier)}; each needs {_need(model)} inside one domain",
+                f"lower `{replicas_name(model)}`, allow a higher tier, or add nodes",
+                got=replicas,
             )
-        return placement, problems
+        ]
+    return placement, []
 
-    # Soft: the lowest tier where every replica fits; spilling past tier 1 is a warning.
-    limit = model.highest_tier or topology.top_tier
-    for tier in range(1, topology.top_tier + 1):
-        total, slots = capacity.replicas_at(tier, model)
-        if total >= replicas:
-            placement = Placement(model.name, "soft", tier, replicas, total, _plan(topology, model, slots, planned))
-            if tier > 1:
+
+def _with_plan(placement: Placement, joint: JointPlan, topology: Topology) -> Placement:
+    domains = joint.domains.get(placement.model, [])
+    tier = placement.tier
+    if placement.mode == "soft" and domains:
+        used = [topology.top_tier + 1 if d == CLUSTER else topology.domains[d].tier for d in domains]
+        tier = max(used) if max(used) <= topology.top_tier else None
+    return Placement(
+        placement.model,
+        placement.mode,
+        tier,
+        placement.replicas,
+        placement.replicas_that_fit,
+        dict(joint.gpus.get(placement.model, {})),
+        joint.unplaced[placement.model],
+        joint.unplaced_peak[placement.model],
+        joint.proven,
+    )
+
+
+def _joint_problems(
+    models: dict[str, ModelSpec], placements: dict[str, Placement], topology: Topology
+) -> list[Problem]:
+    problems: list[Problem] = []
+    crowded = sorted(name for name, p in placements.items() if p.planned_gpus)
+
+    def others_than(name: str) -> str:
+        named = [f"`{n}`" for n in crowded if n != name]
+        return ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "") or "the other models"
+
+    for name, placement in placements.items():
+        model = models[name]
+        path = join_path("models", name)
+        if not (placement.unplaced or placement.unplaced_peak):
+            problems += _spill(model, placement, topology, path)
+            continue
+        others = others_than(name)
+        if placement.unplaced:
+            required = required_replicas(model)
+            key = (
+                join_path(path, "autoscaling", "minReplicas")
+                if model.config.autoscaling
+                else join_path(path, "replicas")
+            )
+            text = (
+                f"the models cannot all run at once: {placement.unplaced} of the {required} replica(s) `{name}` "
+                f"requires find no room once {others} are placed (each needs {_need(model)}"
+                + (f" inside one domain at {_tier_label(topology, placement.tier)})" if placement.tier else ")")
+            )
+            if placement.shortage_proven:
+                # A warning here, so the render shows the short domains; `check` fails on it.
                 problems.append(
                     Problem(
-                        join_path(path, "topology"),
-                        f"not every replica fits one {_tier_label(topology, 1)} domain; replicas will "
-                        f"spill to {_tier_label(topology, tier)}"
-                        + (" beyond the preferred tier" if tier > limit else ""),
-                        "add nodes to the leaves, lower GPUs per pod, or accept the slower network",
+                        key,
+                        text + "; no arrangement of the replicas holds them all, so some would stay Pending",
+                        "lower the replicas (here or of the models it shares nodes with), allow a higher tier, or add "
+                        "nodes; replicas that may wait for room belong above `autoscaling.minReplicas`",
+                        got=required,
                         severity="warning",
                     )
                 )
-            return placement, problems
-    placement = Placement(model.name, "soft", None, replicas, cluster_fit)
-    if cluster_fit >= replicas:
-        problems.append(
+            else:
+                problems.append(
+                    Problem(
+                        key,
+                        text + "; the plan's search was cut off, so another arrangement may still hold them",
+                        "check the placement with fewer replicas, or add nodes",
+                        got=required,
+                        severity="warning",
+                    )
+                )
+        if placement.unplaced_peak:
+            problems.append(
+                Problem(
+                    join_path(path, "autoscaling", "maxReplicas"),
+                    f"at their peak the models do not all fit: {placement.unplaced_peak} of `{name}`'s replicas above "
+                    f"minReplicas find no room once {others} are placed; they would wait until others scale down",
+                    "lower `maxReplicas`, or add nodes",
+                    got=placement.replicas,
+                    severity="warning",
+                )
+            )
+        problems += _spill(model, placement, topology, path)
+    return problems
+
+
+def _spill(model: ModelSpec, placement: Placement, topology: Topology, path: str) -> list[Problem]:
+    """Soft models whose replicas the plan could not keep inside one leaf."""
+    if placement.mode != "soft" or not placement.planned_gpus or placement.tier == 1:
+        return []
+    limit = model.highest_tier or topology.top_tier
+    if placement.tier is None:
+        return [
             Problem(
                 join_path(path, "topology"),
                 "no single top-tier domain holds a replica; pods will span top-tier domains",
                 "add nodes to the domains, or accept the slower network",
                 severity="warning",
             )
+        ]
+    return [
+        Problem(
+            join_path(path, "topology"),
+            f"not every replica fits one {_tier_label(topology, 1)} domain; replicas will "
+            f"spill to {_tier_label(topology, placement.tier)}"
+            + (" beyond the preferred tier" if placement.tier > limit else ""),
+            "add nodes to the leaves, lower GPUs per pod, or accept the slower network",
+            severity="warning",
         )
-    else:
-        problems.append(_cluster_too_small(model, cluster_fit, path))
-    return placement, problems
+    ]
 
 
 def _cluster_too_small(model: ModelSpec, cluster_fit: int, path: str) -> Problem:
@@ -207,41 +325,26 @@ def _cluster_too_small(model: ModelSpec, cluster_fit: int, path: str) -> Problem
     )
 
 
-def _best_domain(capacity: _Capacity, tier: int, model: ModelSpec) -> tuple[str, int]:
-    best = max(capacity.pods_per_domain(tier, model.gpus_per_pod), key=lambda item: item[1])
-    return best[0].name, best[1]
+def shortages(placements: Iterable[Placement]) -> list[str]:
+    """The models whose required replicas have no room in any arrangement: what `check` refuses."""
+    return sorted(p.model for p in placements if p.unplaced and p.shortage_proven)
 
 
-def _plan(
-    topology: Topology, model: ModelSpec, slots: list[tuple[Domain, int]], planned: dict[str, int]
-) -> dict[str, int]:
-    """Greedy plan for the picture: fill the domains with the most room left after the models
-    planned before this one; what fits nowhere goes to the roomiest domain anyway (and shows up
-    as a shortage). Each domain and its ancestors are credited."""
-    gpus_per_replica = model.gang.pods * model.gpus_per_pod
-
-    def room(domain: Domain, slot_count: int) -> int:
-        free = max(domain.gpus - planned.get(domain.name, 0), 0)
-        return min(slot_count, free // gpus_per_replica)
-
-    mine: dict[str, int] = defaultdict(int)
-    remaining = model.config.planned_replicas
-    for domain, slot_count in sorted(slots, key=lambda item: -room(*item)):
-        take = min(remaining, room(domain, slot_count))
-        if take > 0:
-            remaining -= take
-            _credit(topology, domain.name, take * gpus_per_replica, mine)
-    if remaining > 0 and slots:
-        _credit(topology, max(slots, key=lambda item: item[1])[0].name, remaining * gpus_per_replica, mine)
-    for name, gpus in mine.items():
-        planned[name] = planned.get(name, 0) + gpus
-    return dict(mine)
-
-
-def _credit(topology: Topology, name: str | None, gpus: int, planned: dict[str, int]) -> None:
-    while name is not None:
-        planned[name] += gpus
-        name = topology.domains[name].parent
+def domain_status(placements: Iterable[Placement], topology: Topology) -> dict[str, Status]:
+    """One verdict per domain, the one every view shows: `short` where replicas the stack requires
+    have no room (the plan proved it), `tight` where an autoscaler's peak has none (or a shortage
+    was not proven), `ok` elsewhere. A hard model's shortage is in the domains of its tier; any
+    other model's is the whole cluster's (its top-tier domains)."""
+    status: dict[str, Status] = {name: "ok" for name in topology.domains}
+    for placement in placements:
+        if not (placement.unplaced or placement.unplaced_peak):
+            continue
+        verdict: Status = "short" if placement.unplaced and placement.shortage_proven else "tight"
+        tier = placement.tier if placement.mode == "hard" and placement.tier else topology.top_tier
+        for domain in topology.at_tier(tier):
+            if status[domain.name] != "short":
+                status[domain.name] = verdict
+    return status
 
 
 def replicas_name(model: ModelSpec) -> str:

@@ -6,6 +6,7 @@ resource names or topology tiers, so every component agrees on them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from config.errors import Problem
 from config.sections.priority import PriorityClassConfig
@@ -13,7 +14,7 @@ from config.sections.stack import StackConfig
 from config.sections.tenants import TenantConfig
 from config.spec.accelerator import Accelerator
 from config.spec.model import ModelSpec
-from config.spec.placement import Placement
+from config.spec.placement import Placement, Status, domain_status
 from config.spec.topology import Topology
 
 
@@ -59,6 +60,12 @@ class PlatformSpec:
     @property
     def has_multi_node_models(self) -> bool:
         return any(model.multi_node for model in self.models.values())
+
+    @cached_property
+    def domain_status(self) -> dict[str, Status]:
+        """The placement verdict of every topology domain, the one the summary, `summary.json`, the
+        picture and the checks all show (`config.spec.placement.domain_status`)."""
+        return domain_status(self.placements.values(), self.topology) if self.topology is not None else {}
 
     @property
     def queue_names(self) -> dict[str, str]:

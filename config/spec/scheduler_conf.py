@@ -16,6 +16,7 @@ from config.upstream.volcano import (
     FLOOR_GANG_EVICTION,
     FLOOR_TIER_NAMES,
     GANG_EVICTION_ACTIONS,
+    GANG_EVICTION_QUEUE_PLUGINS,
     PLUGIN_FLAGS,
     TOPOLOGY_PLUGIN,
 )
@@ -34,12 +35,30 @@ def _entry(name: str, flags: dict[str, bool] | None = None, arguments: dict[str,
 
 
 def default_tiers(volcano: VolcanoConfig, gpu_resource: str, hierarchy: bool) -> list[list[PluginEntry]]:
+    """The generated policy before the stack's overrides.
+
+    Tier 1 holds every plugin that chooses eviction victims: the scheduler takes the victims of the
+    first tier that yields any (`Session.Preemptable`, `Reclaimable` and `UnifiedEvictable` in
+    pkg/scheduler/framework/session_plugins.go), so a queue plugin in a later tier would never be
+    asked and reclaim would take GPUs from queues below their deserved share or guarantee (upstream's
+    gang-eviction e2e policy puts `capacity` in tier 1 for this reason: test/e2e/gangevict/gangevict.go).
+    gang's own starving test is off: it counts a PodGroup as starving only while fewer pods run than
+    its minMember (one LWS group, or one pod of a Deployment), so once a model's first replica ran
+    its other replicas would never preempt or reclaim; priority's test (some pod of the job does not
+    run yet) then decides, and the gang-aware actions free room for one more group at a time for a
+    job that already runs (`collectPendingTasksForRunningJob`, pkg/scheduler/actions/utils/simulate.go).
+    """
     scheduler = volcano.scheduler
     queue_flags = {"enableHierarchy": True} if scheduler.queue_plugin == "capacity" and hierarchy else {}
+    first: list[PluginEntry] = [
+        _entry("priority"),
+        _entry("gang", {"enablePreemptable": False, "enableJobStarving": False}),
+        _entry("conformance"),
+        _entry(scheduler.queue_plugin, queue_flags),
+    ]
     second: list[PluginEntry] = [
         _entry("drf", {"enablePreemptable": False}),
         _entry("predicates"),
-        _entry(scheduler.queue_plugin, queue_flags),
         _entry("nodeorder"),
     ]
     binpack = scheduler.binpack
@@ -66,10 +85,7 @@ def default_tiers(volcano: VolcanoConfig, gpu_resource: str, hierarchy: bool) ->
                 }
             )
         second.append(_entry(TOPOLOGY_PLUGIN, arguments=arguments))
-    return [
-        [_entry("priority"), _entry("gang", {"enablePreemptable": False}), _entry("conformance")],
-        second,
-    ]
+    return [first, second]
 
 
 def _apply(tiers: list[list[PluginEntry]], name: str, settings: PluginSettings) -> None:
@@ -100,11 +116,16 @@ def _apply(tiers: list[list[PluginEntry]], name: str, settings: PluginSettings) 
 def eviction_style(volcano: VolcanoConfig, multi_node_models: bool) -> str:
     """`gang` or `pod`. With multi-node models, pod-by-pod eviction can take one pod from each of
     several LWS groups, and LWS then restarts every one of those groups; gang eviction takes whole
-    groups. Without them every job is a single pod, and the legacy actions are the proven path."""
+    groups. Without them every job is a single pod, and the legacy actions are the proven path.
+    Gang eviction needs `capacity`: it is the only queue plugin whose functions filter gang-aware
+    reclaim victims by deserved share and guarantee (`GANG_EVICTION_QUEUE_PLUGINS`)."""
     chosen = volcano.scheduler.eviction
     if chosen != "auto":
         return chosen
-    return "gang" if multi_node_models and volcano.version_tuple >= FLOOR_GANG_EVICTION else "pod"
+    gang_ready = (
+        volcano.version_tuple >= FLOOR_GANG_EVICTION and volcano.scheduler.queue_plugin in GANG_EVICTION_QUEUE_PLUGINS
+    )
+    return "gang" if multi_node_models and gang_ready else "pod"
 
 
 def scheduler_actions(volcano: VolcanoConfig, multi_node_models: bool) -> tuple[str, ...]:

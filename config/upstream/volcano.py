@@ -73,10 +73,12 @@ REGISTERED_PLUGINS: Final = frozenset(
 QUEUE_PLUGINS: Final = ("capacity", "proportion")
 TOPOLOGY_PLUGIN: Final = "network-topology-aware"
 
-# Boolean switches a plugin entry of volcano-scheduler.conf accepts besides `name` and `arguments`.
+# Boolean switches a plugin entry of volcano-scheduler.conf accepts besides `name` and `arguments`:
+# the YAML keys of `PluginOption` (pkg/scheduler/conf/scheduler_conf.go, v1.15.1), `enable...` and
+# `enabled...` spelt as upstream spells them. The scheduler reads the conf with a lenient YAML
+# decoder, so any other key is silently ignored.
 PLUGIN_FLAGS: Final = (
     "enableJobOrder",
-    "enableNamespaceOrder",
     "enableHierarchy",
     "enableJobReady",
     "enableJobPipelined",
@@ -102,6 +104,35 @@ PLUGIN_FLAGS: Final = (
     "enabledSubJobOrder",
     "enabledHyperNodeGradient",
 )
+
+# Switches that existed once and are silently ignored now, with what happened to them.
+REMOVED_PLUGIN_FLAGS: Final = {
+    "enableNamespaceOrder": (
+        "was removed from Volcano in v1.8 (commit 4ee689ac2, `PluginOption` in pkg/scheduler/conf/scheduler_conf.go), "
+        "so the scheduler ignores it: namespaces are no longer ordered by a plugin flag"
+    ),
+}
+
+# Plugins whose functions choose eviction victims (`AddPreemptableFn`, `AddReclaimableFn`,
+# `AddUnifiedEvictableFn` in pkg/scheduler/plugins/*, v1.15.1), and the switch that turns each one's
+# part off (the gang-aware path, `UnifiedEvictable`, honours no switch).
+VICTIM_PLUGINS: Final = {
+    "priority": ("enablePreemptable",),
+    "gang": ("enablePreemptable", "enableReclaimable"),
+    "conformance": ("enablePreemptable", "enableReclaimable"),
+    "drf": ("enablePreemptable",),
+    "capacity": ("enableReclaimable",),
+    "proportion": ("enableReclaimable",),
+    "pdb": ("enablePreemptable", "enableReclaimable"),
+    "cdp": ("enablePreemptable", "enableReclaimable"),
+    "tdm": ("enablePreemptable",),
+    "extender": ("enablePreemptable", "enableReclaimable"),
+}
+# Queue plugins that filter gang-aware reclaim (`gangreclaim`) by deserved share and guarantee: only
+# capacity registers an `UnifiedEvictableFn`; proportion has none, so with it gang-aware reclaim
+# takes from queues below their deserved share.
+GANG_EVICTION_QUEUE_PLUGINS: Final = ("capacity",)
+EVICTION_ACTIONS: Final = ("preempt", "reclaim", "gangpreempt", "gangreclaim")
 
 # Argument types the scheduler parses strictly: a quoted number is ignored, a wrong type can crash.
 INTEGER_PLUGIN_ARGUMENTS: Final = {

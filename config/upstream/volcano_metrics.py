@@ -26,6 +26,10 @@ class VolcanoMetric:
 
 
 VOLCANO_METRICS_VERSION: Final = (1, 15)
+VOLCANO_SCALAR_MILLI: Final = 1000
+"""Volcano counts extended resources (GPUs, RDMA devices) in milli-units and exports them so in its
+queue gauges (`AddScalar(..., MilliValue())` in pkg/scheduler/api/resource_info.go, exported as is by
+pkg/scheduler/metrics/queue.go): one GPU reads 1000."""
 _QUEUE_RESOURCE_GAUGES = ("milli_cpu", "memory_bytes", "scalar_resources")
 VOLCANO_METRICS: Final[dict[str, VolcanoMetric]] = {
     "volcano_e2e_scheduling_latency_milliseconds": VolcanoMetric("histogram", "scheduler"),
@@ -79,8 +83,11 @@ KUBE_STATE_METRICS: Final = frozenset(
     {
         "kube_deployment_spec_replicas",
         "kube_deployment_status_replicas_available",
+        "kube_deployment_status_replicas_updated",
         "kube_statefulset_replicas",
         "kube_statefulset_status_replicas_ready",
+        "kube_statefulset_status_replicas_updated",
+        "kube_pod_status_ready",
     }
 )
 PROMETHEUS_SERIES: Final = frozenset({"up"})

@@ -121,10 +121,20 @@ def test_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, 
         'kube_deployment_status_replicas_available{namespace="chat",deployment="qwen3-8b"}': "0x20",
         'kube_deployment_spec_replicas{namespace="search",deployment="qwen3-32b-batch"}': "0x20",
         'kube_deployment_status_replicas_available{namespace="search",deployment="qwen3-32b-batch"}': "0x20",
-        'kube_statefulset_replicas{namespace="chat",statefulset="llama-70b"}': "1x20",
-        'kube_statefulset_status_replicas_ready{namespace="chat",statefulset="llama-70b"}': "1x20",
-        f'up{{{chat},model="qwen3-8b",pod="q1",job="chat/qwen3-8b"}}': "0x20",
-        f'up{{{chat},model="llama-70b",pod="l1",job="chat/llama-70b"}}': "1x20",
+        'kube_statefulset_replicas{namespace="chat",statefulset="llama-70b"}': "2x40",
+        'kube_statefulset_status_replicas_ready{namespace="chat",statefulset="llama-70b"}': "1x40",
+        f'up{{{chat},model="qwen3-8b",pod="q1",job="chat/qwen3-8b"}}': "0x40",
+        f'up{{{chat},model="llama-70b",pod="l1",job="chat/llama-70b"}}': "1x40",
+        # q1 is Ready but cannot be scraped; q2 still loads its weights (serves no HTTP, not Ready): a cold start.
+        'kube_pod_status_ready{namespace="chat",pod="q1",condition="true"}': "1x40",
+        f'up{{{chat},model="qwen3-8b",pod="q2",job="chat/qwen3-8b"}}': "0x40",
+        'kube_pod_status_ready{namespace="chat",pod="q2",condition="true"}': "0x40",
+        # llama-70b wants 2 groups and has 1 ready, every leader on the current template: one group waits.
+        # bge-reranker wants 2 and has 1 ready while a rollout replaces it (1 of 2 updated): expected.
+        'kube_statefulset_status_replicas_updated{namespace="chat",statefulset="llama-70b"}': "2x40",
+        'kube_deployment_spec_replicas{namespace="search",deployment="bge-reranker"}': "2x40",
+        'kube_deployment_status_replicas_available{namespace="search",deployment="bge-reranker"}': "1x40",
+        'kube_deployment_status_replicas_updated{namespace="search",deployment="bge-reranker"}': "1x40",
         # The scheduler is up, the controller is not scraped at all.
         'up{namespace="volcano-system",job="volcano-scheduler-service"}': "1x20",
         # chat uses all 160 GPUs it may; search 10 of 96.
@@ -132,8 +142,9 @@ def test_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, 
         'volcano_queue_capacity_scalar_resources{queue_name="chat",resource="nvidia.com/gpu"}': "160x20",
         'volcano_queue_allocated_scalar_resources{queue_name="search",resource="nvidia.com/gpu"}': "10x20",
         'volcano_queue_capacity_scalar_resources{queue_name="search",resource="nvidia.com/gpu"}': "96x20",
-        'volcano_unschedule_task_count{job_id="llama-70b-1"}': "2x20",
-        'volcano_unschedule_task_count{job_id="fits"}': "0x20",
+        # The stack's PodGroup llama-70b has 2 unschedulable tasks; another stack's PodGroup is not watched.
+        'volcano_unschedule_task_count{job_id="llama-70b"}': "2x20",
+        'volcano_unschedule_task_count{job_id="not-ours"}': "5x20",
         'volcano_queue_pod_group_pending_count{queue_name="search"}': "1x20",
         'volcano_queue_pod_group_pending_count{queue_name="chat"}': "0x20",
     }
@@ -170,7 +181,7 @@ def test_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, 
             ],
         ),
         (
-            "6m",
+            "30m",
             "VllmMetricsDown",
             [
                 _expect(
@@ -178,6 +189,19 @@ def test_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, 
                     "VllmMetricsDown",
                     {**qwen, "pod": "q1", "job": "chat/qwen3-8b"},
                     "Metrics of model qwen3-8b (q1) cannot be scraped",
+                )
+            ],
+        ),
+        ("29m", "VllmModelReplicasMissing", []),  # llama-70b's load budget is 30 minutes
+        (
+            "31m",
+            "VllmModelReplicasMissing",
+            [
+                _expect(
+                    alerts,
+                    "VllmModelReplicasMissing",
+                    {"namespace": "chat", "statefulset": "llama-70b"},
+                    "Model chat/llama-70b has 1 replica(s) fewer ready than wanted",
                 )
             ],
         ),
@@ -213,8 +237,8 @@ def test_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, 
                 _expect(
                     alerts,
                     "VolcanoGangUnschedulable",
-                    {"job_id": "llama-70b-1"},
-                    "PodGroup llama-70b-1 has 2 task(s) that cannot be scheduled",
+                    {"job_id": "llama-70b"},
+                    "PodGroup llama-70b has 2 task(s) that cannot be scheduled",
                 )
             ],
         ),

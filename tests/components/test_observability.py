@@ -63,6 +63,7 @@ def test_alerts_cover_what_a_platform_team_pages_on(committed_render: Any) -> No
     alerts = alerts_of(committed_render(STACK))
     assert set(alerts) == {
         "VllmModelNoReadyReplica",
+        "VllmModelReplicasMissing",
         "VllmMetricsDown",
         "VllmRequestsQueueing",
         "VllmKvCacheNearlyFull",
@@ -96,15 +97,38 @@ def test_each_model_is_read_under_its_releases_kv_cache_name(committed_render: A
     assert kv_cache_usage_metric((0, 10, 0)) == kv_cache_usage_metric((0, 33, 0)) == "vllm:kv_cache_usage_perc"
 
 
-def test_the_proportion_plugin_alerts_on_overuse_instead_of_capability(render_raw: Any) -> None:
+def test_the_proportion_plugin_alerts_on_its_deserved_share_not_on_capability(render_raw: Any) -> None:
+    """With proportion, `volcano_queue_overused` means "at the deserved share" (proportion allocates
+    nothing beyond it), so the alert says that, under its own name."""
     raw = stack_raw(STACK)
     raw["volcano"] = {"scheduler": {"queuePlugin": "proportion"}}
     render = render_raw(raw)
-    assert (
-        alerts_of(render)["VolcanoQueueAtCapability"]["expr"]
-        == 'volcano_queue_overused{queue_name=~"chat|search"} == 1'
-    )
+    alerts = alerts_of(render)
+    assert "VolcanoQueueAtCapability" not in alerts
+    rule = alerts["VolcanoQueueAtDeservedShare"]
+    assert rule["expr"] == 'volcano_queue_overused{queue_name=~"chat|search"} == 1'
+    assert "deserved share" in rule["annotations"]["summary"] and "capability" not in rule["annotations"]["summary"]
     assert check_queries(render.spec, render.rendered)[0] == []
+
+
+def test_gpu_counts_on_the_dashboard_are_whole_gpus_and_alerts_compare_like_with_like(committed_render: Any) -> None:
+    """Volcano exports GPUs as milli-values (128 GPUs read 128000): the dashboard divides, the alert
+    compares two milli-values and does not."""
+    render = committed_render(STACK)
+    queue_panel = next(
+        p for p in _dashboard(render)["panels"] if p["title"].endswith("allocated, deserved and capability")
+    )
+    assert all(t["expr"].endswith(" / 1000") for t in queue_panel["targets"])
+    expr = alerts_of(render)["VolcanoQueueAtCapability"]["expr"]
+    assert "/ 1000" not in expr and expr.count("_scalar_resources") == 2
+
+
+def test_rules_watch_only_the_stacks_own_pod_groups(committed_render: Any, render_raw: Any) -> None:
+    expr = alerts_of(committed_render(STACK))["VolcanoGangUnschedulable"]["expr"]
+    assert expr == 'max by (job_id) (volcano_unschedule_task_count{job_id="llama-70b"}) > 0'
+    raw = stack_raw(STACK)
+    del raw["models"]["llama-70b"]
+    assert "VolcanoGangUnschedulable" not in alerts_of(render_raw(raw)), "no PodGroup of its own to watch"
 
 
 # -- the dashboard ----------------------------------------------------------------------------------

@@ -56,11 +56,11 @@ def test_default_policy_for_a_gpu_platform() -> None:
     conf = _conf(SEED)
     tiers = [[p["name"] for p in tier["plugins"]] for tier in conf["tiers"]]
     assert tiers == [
-        ["priority", "gang", "conformance"],
-        ["drf", "predicates", "capacity", "nodeorder", "binpack", "network-topology-aware"],
+        ["priority", "gang", "conformance", "capacity"],
+        ["drf", "predicates", "nodeorder", "binpack", "network-topology-aware"],
     ]
     plugins = _plugins(conf)
-    assert plugins["gang"]["enablePreemptable"] is False
+    assert plugins["gang"]["enablePreemptable"] is False and plugins["gang"]["enableJobStarving"] is False
     assert plugins["drf"]["enablePreemptable"] is False
     gpu = "mars-tech.com/gpu"
     assert plugins["binpack"]["arguments"]["binpack.resources"] == gpu

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from config.spec.noderange import RangeError, expand
+from config.spec.placement import shortages
 from config.upstream.volcano import DISCOVERY_SOURCE_LABEL
 from offline.schemas import validate_objects
 from offline.summary import render_summary
@@ -215,6 +216,7 @@ def test_hard_tier_fails_when_every_leaf_has_one_eight_gpu_node() -> None:
 
 def test_hard_replicas_count_against_room_per_domain() -> None:
     raw = mutate(SEED, lambda r: r["tenants"]["tenanta"]["queue"].update(capability={"mars-tech.com/gpu": 1040}))
+    del raw["models"]["qwen8b-preemptor"]  # the 64 replicas take every node
     assert load(mutate(raw, _hard(1, replicas=64))).placements[LWS_MODEL].fits
     raw = mutate(raw, _hard(1, replicas=65))
     problem = next(p for p in problems_of(raw) if p.path == f"models.{LWS_MODEL}.replicas")
@@ -224,6 +226,7 @@ def test_hard_replicas_count_against_room_per_domain() -> None:
 def test_soft_mode_spill_is_a_warning_naming_the_tier() -> None:
     # Leaves of 41 nodes hold 20 two-node replicas each; the spine above them holds 41.
     raw = mutate(SEED, lambda r: r["models"][LWS_MODEL].update(replicas=41))
+    del raw["models"]["qwen8b-preemptor"]  # the 41 replicas take every node
     raw["tenants"]["tenanta"]["queue"] = {}
     _leaves(raw)["leafpair12"]["nodes"] = ["gpu-worker-[1-41]"]
     _leaves(raw)["leafpair34"]["nodes"] = ["gpu-worker-[65-105]"]
@@ -278,9 +281,11 @@ def test_models_together_over_a_queue_warn() -> None:
 # -- picture and summary --------------------------------------------------------------------------
 
 
-def test_models_fill_leaves_in_turn_and_a_short_leaf_is_flagged(committed_render: Any) -> None:
+def test_models_fill_leaves_in_turn_and_short_leaves_are_flagged(committed_render: Any) -> None:
     """Three models that each fit a leaf alone, on two leaves of two nodes: two go to separate
-    leaves, the third has no room left and its leaf shows as short."""
+    leaves, the third has no room left in any leaf: every leaf it may use is short, and so is the
+    cluster for the single-node model that finds no GPU either. The render shows it (a warning);
+    `check` refuses it."""
     raw = mutate(SEED, _hard(1))
     _leaves(raw)["leafpair12"]["nodes"] = ["gpu-worker-[1-2]"]
     _leaves(raw)["leafpair34"]["nodes"] = ["gpu-worker-[65-66]"]
@@ -290,7 +295,11 @@ def test_models_fill_leaves_in_turn_and_a_short_leaf_is_flagged(committed_render
     spec = load(raw)
     assert spec.placements[LWS_MODEL].planned_gpus == {"leafpair12": 16, "spinepair12": 16}
     assert spec.placements["second"].planned_gpus == {"leafpair34": 16, "spinepair12": 16}
+    assert spec.placements["third"].unplaced == 1 and spec.placements["third"].shortage_proven
     assert "SHORT" in render_svg(spec)
     summary = render_summary(spec, committed_render("aicloud-a").rendered)
-    assert "| leafpair12 | 1 | spinepair12 | 2 | 16 | 32 | 0 | short |" in summary
-    assert "| leafpair34 | 1 | spinepair12 | 2 | 16 | 16 | 0 | ok |" in summary
+    assert "| leafpair12 | 1 | spinepair12 | 2 | 16 | 16 | 0 | short |" in summary
+    assert "| leafpair34 | 1 | spinepair12 | 2 | 16 | 16 | 0 | short |" in summary
+    assert shortages(spec.placements.values()) == ["qwen8b-preemptor", "third"]
+    warning = next(w for w in spec.warnings if w.path == "models.third.replicas")
+    assert "cannot all run at once" in warning.message and "no arrangement" in warning.message

@@ -1,0 +1,217 @@
+"""The joint placement plan: every model's replicas placed at once in the topology, node by node.
+
+Checking each model alone against an empty cluster misses models that fit one by one but not
+together (a hard-constrained model filling the leaves another model needed). The plan places every
+replica the stack asks to run, most constrained first (hard, lowest tier first; then soft; then
+unconstrained), each into the domain that fits it most tightly (best fit, so roomy domains stay
+free for the gangs that need them), every pod onto the tightest node. When that greedy pass leaves
+replicas out, a search over the domain each replica goes to decides: it finds an arrangement where
+everything fits, or shows there is none. Only then is a replica "unplaced"; a search cut off by its
+budget says so (`proven` is False), so the plan never calls a domain short on a guess.
+
+A replica's pods share nodes where their GPUs allow, as the scheduler lets them. Pods are packed
+best fit, node by node, which is exact when GPUs per pod divide the nodes' GPUs (1, 2, 4, 8 on
+8-GPU nodes), as GPU clusters are sized; `tests/config/test_placement.py` checks the plan against an
+exhaustive search of every node assignment on generated clusters.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from config.spec.free_gpus import CLUSTER, FreeGpus, Moves, State
+from config.spec.topology import Topology
+
+Mode = Literal["hard", "soft", "any"]
+SEARCH_BUDGET = 20_000
+"""Search positions tried before giving up on proving a shortage (the greedy pass places real
+clusters' stacks; the search runs only when it leaves replicas out)."""
+
+
+@dataclass(frozen=True)
+class Demand:
+    """One model as the plan sees it."""
+
+    model: str
+    mode: Mode
+    tier: int | None
+    """Hard: the highest tier one replica may span. Soft: the tier it prefers to stay within."""
+    pods: int
+    """Pods per replica (one gang)."""
+    gpus: int
+    """GPUs per pod."""
+    required: int
+    """Replicas that must run at once: `replicas`, or `autoscaling.minReplicas`."""
+    peak: int
+    """The most it may run: `autoscaling.maxReplicas`, else `required`."""
+
+
+@dataclass
+class JointPlan:
+    gpus: dict[str, Counter[str]] = field(default_factory=dict)
+    """Model -> domain -> GPUs placed there (leaves and their ancestors)."""
+    domains: dict[str, list[str]] = field(default_factory=dict)
+    """Model -> the domain each placed replica went into (`CLUSTER` when it spans the top tier)."""
+    unplaced: Counter[str] = field(default_factory=Counter)
+    """Model -> required replicas the plan could not place."""
+    unplaced_peak: Counter[str] = field(default_factory=Counter)
+    """Model -> replicas between required and peak it could not place."""
+    proven: bool = True
+    """False when the search was cut off: the unplaced replicas might fit in another arrangement."""
+
+
+def _order(demands: Sequence[Demand]) -> list[Demand]:
+    rank = {"hard": 0, "soft": 1, "any": 2}
+    return sorted(demands, key=lambda d: (rank[d.mode], d.tier or 0, -d.pods * d.gpus, d.model))
+
+
+def _levels(demand: Demand, topology: Topology) -> list[list[str]]:
+    """Candidate domains, in the order the plan tries them: one level per tier for soft models
+    (tier 1 first, then the whole cluster), the allowed tier for hard ones, the cluster otherwise."""
+    if demand.mode == "hard" and demand.tier is not None:
+        return [[d.name for d in topology.at_tier(demand.tier)]]
+    if demand.mode == "soft":
+        tiers = [[d.name for d in topology.at_tier(t)] for t in range(1, topology.top_tier + 1)]
+        return [*tiers, [CLUSTER]]
+    return [[CLUSTER]]
+
+
+def _fitting(free: FreeGpus, demand: Demand, level: list[str]) -> list[str]:
+    """The domains of a level that hold one replica now, tightest first."""
+    fits = [(free.slots(name, demand.gpus), index, name) for index, name in enumerate(level)]
+    return [name for slots, _, name in sorted(fits) if slots >= demand.pods]
+
+
+def _tightest(free: FreeGpus, demand: Demand, level: list[str]) -> str | None:
+    """The domain of a level that holds one replica now with the least room to spare."""
+    best: tuple[int, str] | None = None
+    for name in level:
+        slots = free.slots(name, demand.gpus)
+        if slots >= demand.pods and (best is None or slots < best[0]):
+            best = (slots, name)
+    return best[1] if best else None
+
+
+def _place_one(free: FreeGpus, demand: Demand, topology: Topology) -> tuple[str, Counter[str]] | None:
+    for level in _levels(demand, topology):
+        name = _tightest(free, demand, level)
+        if name is not None:
+            taken = free.take(name, demand.pods, demand.gpus)
+            if taken is not None:
+                return name, taken
+    return None
+
+
+def _record(plan: JointPlan, free: FreeGpus, demand: Demand, domain: str, taken: Counter[str]) -> None:
+    plan.domains.setdefault(demand.model, []).append(domain)
+    gpus = plan.gpus.setdefault(demand.model, Counter())
+    for leaf, count in taken.items():
+        for name in free.ancestors(leaf):
+            gpus[name] += count
+
+
+def _replicas(demands: Sequence[Demand], peak: bool) -> list[Demand]:
+    """One entry per replica to place: the required ones, or those between required and peak."""
+    return [d for d in demands for _ in range((d.peak - d.required) if peak else d.required)]
+
+
+def _search(
+    replicas: list[Demand], free: FreeGpus, topology: Topology
+) -> tuple[list[tuple[str, Counter[str]]] | None, bool]:
+    """Every replica placed somewhere it may go, trying each fitting domain in turn (depth first,
+    undoing a placement to try the next, remembering positions known to fail); (the placements,
+    True), (None, True) when no arrangement exists, (None, False) when the budget ran out."""
+    # Remembering a position costs the number of leaves; the budget keeps the whole search to a few
+    # million steps, so a cluster of thousands of leaves is searched less deeply, never slowly.
+    budget = min(SEARCH_BUDGET, 2_000_000 // (len(free.state()) + 1))
+    failed: set[tuple[int, State]] = set()
+    placed: list[tuple[str, Counter[str], Moves]] = []
+
+    def options(index: int) -> Iterator[str]:
+        return iter(
+            [name for level in _levels(replicas[index], topology) for name in _fitting(free, replicas[index], level)]
+        )
+
+    pending: list[Iterator[str]] = [options(0)] if replicas else []
+    while len(placed) < len(replicas):
+        index = len(placed)
+        name = next(pending[-1], None)
+        if name is None:
+            failed.add((index, free.state()))
+            pending.pop()
+            if not placed:
+                return None, True
+            free.undo(placed.pop()[2])
+            continue
+        budget -= 1
+        if budget < 0:
+            for _, _, moves in reversed(placed):
+                free.undo(moves)
+            return None, False
+        result = free.take_undoably(name, replicas[index].pods, replicas[index].gpus)
+        if result is None:
+            continue
+        placed.append((name, *result))
+        if (index + 1, free.state()) in failed:
+            free.undo(placed.pop()[2])
+            continue
+        if index + 1 < len(replicas):
+            pending.append(options(index + 1))
+    found = [(name, taken) for name, taken, _ in placed]
+    for _, _, moves in reversed(placed):
+        free.undo(moves)
+    return found, True
+
+
+def _too_big(replicas: list[Demand], topology: Topology) -> bool:
+    """A shortage that needs no search: for some pod size, the pods of at least that size need more
+    GPUs than all the nodes big enough to hold one of them have (such a pod fits no smaller node)."""
+    for size in sorted({d.gpus for d in replicas}):
+        needed = sum(d.pods * d.gpus for d in replicas if d.gpus >= size)
+        room = sum(gpus * count for gpus, count in topology.capacity if gpus >= size)
+        if needed > room:
+            return True
+    return False
+
+
+def plan_jointly(demands: Sequence[Demand], topology: Topology) -> JointPlan:
+    ordered = _order(demands)
+    plan = JointPlan()
+    free = FreeGpus(topology)
+    required = _replicas(ordered, peak=False)
+    placed: list[tuple[Demand, str, Counter[str]]] = []
+    trial = free.copy()
+    for demand in required:
+        result = _place_one(trial, demand, topology)
+        if result is None:
+            break
+        placed.append((demand, *result))
+    else:
+        free = trial
+    if len(placed) < len(required):
+        found, plan.proven = (None, True) if _too_big(required, topology) else _search(required, free, topology)
+        if found is not None:
+            placed = [(demand, name, taken) for demand, (name, taken) in zip(required, found, strict=True)]
+            for demand, name, _ in placed:
+                free.take(name, demand.pods, demand.gpus)
+        else:
+            # No arrangement holds them all: place what the greedy pass can, one replica at a time.
+            placed = []
+            for demand in required:
+                result = _place_one(free, demand, topology)
+                if result is None:
+                    plan.unplaced[demand.model] += 1
+                else:
+                    placed.append((demand, *result))
+    for demand, name, taken in placed:
+        _record(plan, free, demand, name, taken)
+    for demand in _replicas(ordered, peak=True):
+        result = _place_one(free, demand, topology)
+        if result is None:
+            plan.unplaced_peak[demand.model] += 1
+        else:
+            _record(plan, free, demand, *result)
+    return plan
