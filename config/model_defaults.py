@@ -8,6 +8,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
 from config.errors import Problem, join_path
 from config.sections.models import ModelConfig
 from config.spec.merge import deep_merge
@@ -116,38 +118,75 @@ def split_path(path: str) -> list[str]:
 
 
 def relocate_inherited(problems: list[Problem], models: Any, defaults: Any) -> list[Problem]:
-    """A problem with a value every model inherits from `modelDefaults` is reported once, at
-    `modelDefaults`, naming the models it affects."""
-    if not isinstance(models, Mapping) or not isinstance(defaults, Mapping) or not defaults:
+    """A problem with a value models inherit is reported once, naming the models it affects: at
+    `modelDefaults` where it was written there, and a warning about a platform default that several
+    models keep at `modelDefaults` too (setting it there changes it for all of them)."""
+    if not isinstance(models, Mapping):
         return problems
+    defaults = defaults if isinstance(defaults, Mapping) else {}
     out: list[Problem] = []
     moved: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+    platform: dict[tuple[str, str, str], list[tuple[int, str]]] = {}
     for problem in problems:
         parts = split_path(problem.path)
         if len(parts) > 2 and parts[0] == "models" and isinstance(models.get(parts[1]), Mapping):
+            name = parts[1]
             rest = [int(p) if p.isdigit() else p for p in parts[2:]]
-            written = _joined_entry(models[parts[1]], defaults, rest)
+            message = problem.message.replace(f"`{name}`", "the model")
+            written = _joined_entry(models[name], defaults, rest)
             if written is not None:
                 where, rest = written
                 if where == "model":
-                    out.append(dataclasses.replace(problem, path=join_path("models", parts[1], *rest)))
+                    out.append(dataclasses.replace(problem, path=join_path("models", name, *rest)))
                     continue
-            if written is not None or (not _has(models[parts[1]], tuple(rest)) and _has(defaults, tuple(rest))):
+            in_model, in_defaults = _has(models[name], tuple(rest)), _has(defaults, tuple(rest))
+            if written is not None or (not in_model and in_defaults):
                 path = join_path("modelDefaults", *rest)
-                message = problem.message.replace(f"`{parts[1]}`", "the model")
                 key = (path, message, problem.severity)
                 if key in moved:
-                    moved[key][1].append(parts[1])
+                    moved[key][1].append(name)
                     continue
-                moved[key] = (len(out), [parts[1]])
+                moved[key] = (len(out), [name])
                 out.append(dataclasses.replace(problem, path=path, message=message))
                 continue
+            if not in_model and problem.severity == "warning" and _platform_default(rest) is not None:
+                platform.setdefault((join_path("modelDefaults", *rest), message, problem.fix), []).append(
+                    (len(out), name)
+                )
         out.append(problem)
     for index, names in moved.values():
-        if len(names) > 0:
-            problem = out[index]
-            out[index] = dataclasses.replace(problem, message=f"{problem.message} (inherited by {', '.join(names)})")
-    return out
+        problem = out[index]
+        out[index] = dataclasses.replace(problem, message=f"{problem.message} (inherited by {', '.join(names)})")
+    dropped: set[int] = set()
+    for (path, message, _), found in platform.items():
+        if len(found) < 2:
+            continue
+        first = out[found[0][0]]
+        default = _platform_default(split_path(path)[1:])
+        kept = ", ".join(name for _, name in found)
+        out[found[0][0]] = dataclasses.replace(
+            first,
+            path=path,
+            message=f"{message} ({default} is the platform default, which {kept} keep)",
+        )
+        dropped.update(index for index, _ in found[1:])
+    return [problem for index, problem in enumerate(out) if index not in dropped]
+
+
+def _platform_default(rest: list[Any]) -> object | None:
+    """The value a model gets at `rest` when neither it nor `modelDefaults` sets it, when the
+    platform has one (None for keys without a default, entries of lists and maps)."""
+    owner: Any = ModelConfig
+    for position, key in enumerate(rest):
+        fields = getattr(owner, "model_fields", None)
+        field = next((f for n, f in (fields or {}).items() if (f.alias or n) == key), None)
+        if field is None or field.is_required():
+            return None
+        if position == len(rest) - 1:
+            default = field.get_default(call_default_factory=True)
+            return None if isinstance(default, BaseModel) else default
+        owner = field.annotation
+    return None
 
 
 def _joined_entry(

@@ -86,7 +86,11 @@ def _pod_groups(args: StackValidationArgs) -> dict[tuple[str, str], Mapping[str,
 
 
 def _multi_node(args: StackValidationArgs) -> list[Any]:
-    return [r for r in args.resources if kind_of(r.props) == "LeaderWorkerSet"]
+    """LeaderWorkerSets that run pods. One scaled to zero (`replicas: 0`) has none, so it has no
+    PodGroup either: an Inqueue PodGroup without pods would keep its quota reserved."""
+    return [
+        r for r in args.resources if kind_of(r.props) == "LeaderWorkerSet" and get(r.props, "spec", "replicas") != 0
+    ]
 
 
 def _gang_scheduled(args: StackValidationArgs, report: ReportViolation) -> None:

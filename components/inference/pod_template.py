@@ -15,11 +15,13 @@ from components.inference.vllm_command import entrypoint, leader_script, server_
 from config.platform_labels import ROLE_LABEL, model_labels
 from config.sections.models import FieldRef, SecretRef
 from config.spec.model import ModelSpec
+from config.upstream.accelerators import AMD_RAY_NOSET_ENV
 from config.upstream.kubernetes import MULTUS_ANNOTATION
 from config.upstream.vllm_releases import (
     ENGINE_READY_DEFAULT_SECONDS,
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_SINCE,
+    RAY_NOSET_BY_VLLM_SINCE,
 )
 from config.upstream.volcano import (
     GROUP_NAME_ANNOTATION,
@@ -54,6 +56,14 @@ def _env(model: ModelSpec, role: Role) -> list[dict[str, Any]]:
     if model.multi_node:
         # With several NICs vLLM must advertise the pod's own address to its peers.
         env.append({"name": "VLLM_HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
+    if (
+        model.multi_node
+        and model.vendor == "amd"
+        and model.vllm_version < RAY_NOSET_BY_VLLM_SINCE
+        and AMD_RAY_NOSET_ENV not in cfg.env
+    ):
+        # Older releases leave it to the image; not every ROCm image sets it (`config.upstream.accelerators`).
+        env.append({"name": AMD_RAY_NOSET_ENV, "value": "1"})
     budget = cfg.startup.load_timeout_seconds
     # Only releases that read the variable get it; older ones hard-code the wait (a warning says so).
     if (

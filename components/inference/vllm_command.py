@@ -14,7 +14,11 @@ import json
 import shlex
 
 from config.spec.model import ModelSpec
-from config.upstream.vllm_releases import TRANSFORMERS_V5_POSSIBLE
+from config.upstream.vllm_releases import (
+    LENGTH_SCALING_ROPE_TYPES,
+    ROPE_PARAMETERS_SINCE,
+    YARN_LENGTH_NOT_DERIVED_SINCE,
+)
 
 API_SERVER_MODULE = "vllm.entrypoints.openai.api_server"
 
@@ -59,10 +63,18 @@ def server_arguments(model: ModelSpec) -> list[str]:
     if engine.tool_call_parser:
         argv += ["--enable-auto-tool-choice", "--tool-call-parser", engine.tool_call_parser]
     overrides = dict(engine.hf_overrides)
-    if engine.rope_scaling and model.vllm_version >= TRANSFORMERS_V5_POSSIBLE:
-        # transformers v5 keeps every RoPE parameter in `rope_parameters`; an override replaces the
-        # whole mapping, so the model's theta goes in with the scaling.
+    if engine.rope_scaling and model.vllm_version >= ROPE_PARAMETERS_SINCE:
+        # Models read `rope_parameters`, which the override replaces whole: the model's theta goes in
+        # with the scaling (`config.upstream.vllm_releases`).
         overrides["rope_parameters"] = {**engine.rope_scaling, "rope_theta": _number(engine.rope_theta)}
+        rope_type = engine.rope_scaling.get("rope_type")
+        if (
+            rope_type in LENGTH_SCALING_ROPE_TYPES
+            and model.vllm_version >= YARN_LENGTH_NOT_DERIVED_SINCE
+            and engine.max_model_len
+        ):
+            # The served length is no longer derived from the factor: the extended length is given.
+            overrides["max_position_embeddings"] = engine.max_model_len
     elif engine.rope_scaling:
         overrides["rope_scaling"] = dict(engine.rope_scaling)
         if engine.rope_theta is not None:

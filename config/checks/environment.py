@@ -10,10 +10,12 @@ from config.errors import Problem, join_path
 from config.sections.models import SecretRef
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
+from config.upstream.accelerators import AMD_DEVICE_ENV_MUST_MATCH, AMD_DEVICE_ENV_RAY_REFUSES, AMD_RAY_NOSET_ENV
 from config.upstream.versions import version_text
 from config.upstream.vllm_releases import (
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_SINCE,
+    RAY_NOSET_BY_VLLM_SINCE,
 )
 
 _CREDENTIAL_NAME = re.compile(r"(TOKEN|PASSWORD|PASSWD|SECRET|API_KEY|ACCESS_KEY|PRIVATE_KEY)", re.I)
@@ -62,6 +64,58 @@ def check_environment(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             problems += secret_exists(spec, value.secret, join_path(var_path, "secret"))
         if isinstance(value, str):
             problems += _managed_env(spec, model, name, value, var_path)
+    if model.vendor == "amd":
+        problems += _amd_env(model, path)
+    return problems
+
+
+_OFF = ("", "0", "false", "no", "off")
+
+
+def _amd_env(model: ModelSpec, path: str) -> list[Problem]:
+    """Device variables that stop vLLM or Ray on AMD GPUs (`config.upstream.accelerators`). The device
+    plugin already isolates each pod, so none of them is needed."""
+    env = {name: value for name, value in model.config.env.items() if isinstance(value, str)}
+    problems: list[Problem] = []
+    if AMD_DEVICE_ENV_RAY_REFUSES in env:
+        problems.append(
+            Problem(
+                join_path(path, AMD_DEVICE_ENV_RAY_REFUSES),
+                f"Ray refuses to start when `{AMD_DEVICE_ENV_RAY_REFUSES}` is set"
+                + (", and every replica runs Ray" if model.multi_node else " (vLLM uses Ray for some parallel setups)"),
+                "remove it: the AMD device plugin mounts only the pod's GPUs, numbered 0..n-1 inside the pod",
+                got=env[AMD_DEVICE_ENV_RAY_REFUSES],
+                severity="error" if model.multi_node else "warning",
+            )
+        )
+    hip, cuda = AMD_DEVICE_ENV_MUST_MATCH
+    if hip in env and cuda in env and env[hip].replace(" ", "") != env[cuda].replace(" ", ""):
+        problems.append(
+            Problem(
+                join_path(path, hip),
+                f"vLLM on ROCm refuses to start when `{hip}` and `{cuda}` differ (got {env[hip]!r} and {env[cuda]!r})",
+                f"remove both (the device plugin isolates the pod), or set only `{hip}`",
+                got=env[hip],
+            )
+        )
+    noset = env.get(AMD_RAY_NOSET_ENV)
+    if (
+        model.multi_node
+        and model.vllm_version < RAY_NOSET_BY_VLLM_SINCE
+        and noset is not None
+        and noset.strip().lower() in _OFF
+    ):
+        problems.append(
+            Problem(
+                join_path(path, AMD_RAY_NOSET_ENV),
+                f"turned off on vLLM {version_text(model.vllm_version)}, Ray pins each worker to one GPU with `{hip}` "
+                f"while vLLM pins it to all of the node's with `{cuda}`, and the workers refuse to start "
+                "(from vLLM 0.16 on, vLLM sets it itself)",
+                "remove it: the platform sets it to `1` for multi-node models on AMD GPUs",
+                got=noset,
+                severity="warning",
+            )
+        )
     return problems
 
 

@@ -180,6 +180,18 @@ def _action_pairs(spec: PlatformSpec) -> list[Problem]:
                 severity="warning",
             )
         )
+    placed = [m.name for m in spec.models.values() if m.own_pod_group and m.config.topology is not None]
+    if placed and "preempt" in actions:
+        problems.append(
+            Problem(
+                join_path(BASE, "eviction" if scheduler.actions is None else "actions"),
+                f"models {', '.join(placed)} have a network topology constraint on their PodGroup, and the legacy "
+                "`preempt` skips every such job (pkg/scheduler/actions/preempt/preempt.go, "
+                "`job.ContainsNetworkTopology()`): they never preempt lower-priority work in their queue",
+                "use `eviction: gang` (Volcano >= 1.15), whose gangpreempt evicts inside the model's domain",
+                severity="warning",
+            )
+        )
     for index, configuration in enumerate(scheduler.configurations):
         if configuration.name not in REGISTERED_ACTIONS:
             problems.append(

@@ -12,10 +12,12 @@ from config.upstream.vllm_releases import (
     ENGINE_READY_DEFAULT_SECONDS,
     ENGINE_READY_TIMEOUT_ENV,
     ENGINE_READY_TIMEOUT_SINCE,
+    LENGTH_SCALING_ROPE_TYPES,
     OLDEST_KNOWN,
     REMOVED_FLAGS,
-    TRANSFORMERS_V5_POSSIBLE,
-    TRANSFORMERS_V5_REQUIRED,
+    ROPE_DICT_AFTER_PATCH_SINCE,
+    ROPE_PARAMETERS_SINCE,
+    YARN_LENGTH_NOT_DERIVED_SINCE,
 )
 from config.upstream.vllm_tool_parsers import MODEL_FAMILY_PARSERS, TOOL_PARSERS
 
@@ -107,9 +109,10 @@ def check_vllm_release(model: ModelSpec) -> list[Problem]:
         problems.append(
             Problem(
                 join_path(path, "image"),
-                f"the vLLM version cannot be read from the image tag, so its flags and tool-call parser were "
-                f"checked against vLLM {version}, the current release",
-                'state the version the image runs with `vllmVersion: "0.11.0"`',
+                "the image tag names no vLLM release the platform can read, so its flags, tool-call parser "
+                f"and RoPE form were checked against vLLM {version}, the newest release it knows",
+                "set `vllmVersion` to the release the image runs (`python3 -c 'import vllm; "
+                "print(vllm.__version__)'` inside the image prints it)",
                 got=cfg.image,
                 severity="warning",
             )
@@ -167,7 +170,7 @@ def check_tool_parser(model: ModelSpec) -> list[Problem]:
             )
         )
     family = model_family(model)
-    if family is not None and parser not in family[1]:
+    if family is not None and family[1] and parser not in family[1]:
         problems.append(
             Problem(
                 path,
@@ -182,36 +185,56 @@ def check_tool_parser(model: ModelSpec) -> list[Problem]:
 
 
 def check_rope(model: ModelSpec) -> list[Problem]:
-    """RoPE overrides in the form the image's transformers applies without losing `rope_theta`."""
+    """RoPE overrides in the form the image's vLLM applies: `rope_parameters` with the model's
+    `rope_theta` from 0.12 on (the facts are in `config.upstream.vllm_releases`)."""
     engine = model.config.engine
     path = join_path("models", model.name, "engine")
     version = model.vllm_version
+    text = version_text(version)
     problems: list[Problem] = []
-    if engine.rope_scaling and version >= TRANSFORMERS_V5_POSSIBLE and engine.rope_theta is None:
+    scaling = engine.rope_scaling or {}
+    if scaling and version >= ROPE_PARAMETERS_SINCE and engine.rope_theta is None:
         problems.append(
             Problem(
                 join_path(path, "ropeTheta"),
-                f"vLLM {version_text(version)} images run transformers v5, where RoPE scaling replaces every "
-                "RoPE parameter; without the model's `rope_theta` it would be dropped and outputs silently degrade",
+                f"vLLM {text} reads RoPE from `rope_parameters`, which the override replaces whole; without the "
+                "model's `rope_theta` the base falls back to a default (10000 for Llama) and outputs silently degrade",
                 "add `ropeTheta` with the model's `rope_theta` from its config.json (e.g. 1000000 for Qwen3)",
             )
         )
-    if "rope_scaling" in engine.hf_overrides and version >= TRANSFORMERS_V5_REQUIRED:
-        problems.append(
-            Problem(
-                join_path(path, "hfOverrides", "rope_scaling"),
-                f"on vLLM {version_text(version)} (transformers v5) a `rope_scaling` override replaces every RoPE "
-                "parameter and drops the model's `rope_theta`",
-                "use `engine.ropeScaling` with `engine.ropeTheta` instead",
-            )
-        )
-    if engine.rope_scaling and TRANSFORMERS_V5_POSSIBLE <= version < TRANSFORMERS_V5_REQUIRED:
+    if scaling and "rope_type" not in scaling and version >= ROPE_DICT_AFTER_PATCH_SINCE:
         problems.append(
             Problem(
                 join_path(path, "ropeScaling"),
-                f"vLLM {version_text(version)} images may run transformers 4 or 5; the override is written for 5 "
-                "(`rope_parameters`), which transformers 4 ignores",
-                "if the image has transformers 4, write `hfOverrides: {rope_scaling: ...}` instead of `ropeScaling`",
+                f"vLLM {text} applies the override after its own RoPE fix-ups, so a legacy `type` key is not renamed "
+                "and the server fails at startup when it reads `rope_type`",
+                "name the scaling `rope_type` (e.g. `rope_type: yarn`)",
+                got=scaling,
+            )
+        )
+    for key in ("rope_scaling", "rope_parameters"):
+        if key in engine.hf_overrides and version >= ROPE_PARAMETERS_SINCE:
+            problems.append(
+                Problem(
+                    join_path(path, "hfOverrides", key),
+                    f"on vLLM {text} a hand-written `{key}` override is applied after vLLM's RoPE fix-ups"
+                    + (
+                        ": models read `rope_parameters`, so it is ignored on transformers 4"
+                        if key == "rope_scaling"
+                        else ", replacing every RoPE parameter it does not name"
+                    ),
+                    "use `engine.ropeScaling` with `engine.ropeTheta`, which render a complete `rope_parameters`",
+                )
+            )
+    rope_type = str(scaling.get("rope_type", scaling.get("type", "")))
+    if rope_type in LENGTH_SCALING_ROPE_TYPES and version >= YARN_LENGTH_NOT_DERIVED_SINCE and not engine.max_model_len:
+        problems.append(
+            Problem(
+                join_path(path, "maxModelLen"),
+                f"from vLLM {version_text(YARN_LENGTH_NOT_DERIVED_SINCE)} the served length of a `{rope_type}`-scaled "
+                "model is the model's `max_position_embeddings`, no longer multiplied by the factor: without a "
+                "length the scaling serves no longer context",
+                "set `engine.maxModelLen` to the extended length (rendered as a `max_position_embeddings` override)",
                 severity="warning",
             )
         )

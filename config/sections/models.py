@@ -128,11 +128,13 @@ class EngineConfig(ConfigModel):
     rope_scaling: dict[str, Any] | None = None
     """RoPE scaling, e.g. `{rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}`;
     rendered as `--hf-overrides` (the old `--rope-scaling` flag is gone): `{"rope_scaling": ...}`
-    before vLLM 0.20, `{"rope_parameters": {..., "rope_theta": <ropeTheta>}}` from 0.20 on, whose
-    transformers v5 would otherwise drop the model's `rope_theta`."""
+    before vLLM 0.12, `{"rope_parameters": {..., "rope_theta": <ropeTheta>}}` from 0.12 on, where
+    models read `rope_parameters` and the override replaces it whole (so it needs `ropeTheta`). From
+    0.30 on a `yarn` or `llama3` scaling also needs `maxModelLen`, rendered as the
+    `max_position_embeddings` override vLLM then serves up to."""
     rope_theta: cli_float(gt=0) | None = None  # type: ignore[valid-type]
     """The model's RoPE base (`rope_theta` in its config.json, e.g. 1000000 for Qwen3). Needed
-    with `ropeScaling` from vLLM 0.20 on."""
+    with `ropeScaling` from vLLM 0.12 on."""
     hf_overrides: dict[str, Any] = {}
     """Further Hugging Face config overrides (`--hf-overrides`)."""
     extra_args: tuple[str, ...] = ()

@@ -17,6 +17,8 @@ class ModelSpec:
     namespace: str
     queue: str
     gpu_resource: str
+    vendor: str
+    """The accelerator vendor of its devices (`config.upstream.accelerators.VENDORS`)."""
     ray_resource: str
     """How its pods advertise their devices to Ray (`GPU`, or a custom resource such as `NPU`)."""
     service_name: str

@@ -7,8 +7,6 @@ problem here, and the entry is left out of the spec so later checks need not gua
 
 from __future__ import annotations
 
-import re
-
 from config.errors import Problem, join_path
 from config.sections.models import ModelConfig
 from config.sections.priority import DEFAULT_PRIORITY_CLASSES
@@ -20,6 +18,7 @@ from config.spec.topology import Topology, resolve_topology
 from config.upstream.accelerators import VENDORS, vendor_of
 from config.upstream.versions import version_tuple
 from config.upstream.vllm_releases import CURRENT as VLLM_CURRENT_VERSION
+from config.upstream.vllm_releases import image_vllm_version
 
 
 def resolve(config: StackConfig, stack: str) -> tuple[PlatformSpec, list[Problem]]:
@@ -126,18 +125,6 @@ def _resolve_tenants(config: StackConfig, problems: list[Problem]) -> dict[str, 
     return out
 
 
-def image_vllm_version(image: str) -> tuple[int, ...] | None:
-    """vLLM version from an image tag that starts with one (`vllm-openai:v0.11.0`, `:0.11.0-x`)."""
-    reference = image.split("@", 1)[0]
-    name, _, tag = reference.rpartition(":")
-    if not name or "/" in tag:
-        return None
-    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", tag)
-    if not match:
-        return None
-    return tuple(int(part) for part in match.groups() if part is not None)
-
-
 def _resolve_model(
     name: str,
     model: ModelConfig,
@@ -182,12 +169,12 @@ def _resolve_model(
         return None
     gpu_resource = model.resources.gpu_resource or config.cluster.gpu_resource
     accelerator = config.cluster.accelerator
-    ray_resource = (
-        accelerator.ray_resource
-        or (VENDORS[accelerator.vendor] if accelerator.vendor else vendor_of(gpu_resource)).ray_resource
-        if gpu_resource == config.cluster.gpu_resource
-        else vendor_of(gpu_resource).ray_resource
-    )
+    if gpu_resource == config.cluster.gpu_resource:
+        vendor = VENDORS[accelerator.vendor] if accelerator.vendor else vendor_of(gpu_resource)
+        ray_resource = accelerator.ray_resource or vendor.ray_resource
+    else:
+        vendor = vendor_of(gpu_resource)
+        ray_resource = vendor.ray_resource
     highest_tier = _resolve_tier(base, model, topology, problems)
     requests: dict[str, str] = {
         "cpu": model.resources.cpu,
@@ -205,6 +192,7 @@ def _resolve_model(
         namespace=namespace,
         queue=tenant.queue_name,
         gpu_resource=gpu_resource,
+        vendor=vendor.name,
         ray_resource=ray_resource,
         service_name=model.service_name or (f"{name}-leader" if model.multi_node else name),
         vllm_version=version or VLLM_CURRENT_VERSION,

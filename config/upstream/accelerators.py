@@ -9,6 +9,7 @@ from the resource name's domain unless the stack says otherwise."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 
 @dataclass(frozen=True)
@@ -60,3 +61,19 @@ def vendor_of(resource: str) -> Vendor:
 
 def plural(word: str) -> str:
     return word + "s"
+
+
+# AMD GPUs (ROCm). The device plugin (ROCm/k8s-device-plugin `internal/pkg/plugin/plugin.go`,
+# `Allocate`) isolates a pod by the device nodes it mounts, `/dev/kfd` and one `/dev/dri/card<N>` and
+# `renderD<N>` per GPU, and sets no environment: inside the pod the GPUs are 0..n-1.
+AMD_DEVICE_ENV_RAY_REFUSES: Final = "ROCR_VISIBLE_DEVICES"
+"""Ray's AMD accelerator manager (`python/ray/_private/accelerators/amd_gpu.py`, since Ray PR
+#51104) raises at start when this is set; vLLM needs Ray >= 2.48."""
+AMD_DEVICE_ENV_MUST_MATCH: Final = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+"""vLLM's ROCm platform refuses to start when both are set and differ (`platforms/rocm.py`: an
+assert in 0.11, `_sync_hip_cuda_env_vars` raising ValueError in 0.33)."""
+AMD_RAY_NOSET_ENV: Final = "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES"
+"""Keeps Ray from pinning each worker actor to one GPU with `HIP_VISIBLE_DEVICES` while vLLM's Ray
+executor (before 0.16) pins it with `CUDA_VISIBLE_DEVICES` to all of the node's: vLLM's own ROCm
+Dockerfile sets it in 0.11 (with the `..._ROCR_...` variable, which Ray >= 2.45 no longer reads),
+and from 0.16 vLLM sets it in every worker's runtime env itself (vLLM PR #33308)."""

@@ -10,6 +10,7 @@ releases is dated by the later one, so a patch release in between may already di
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from config.upstream.versions import Version
@@ -93,9 +94,55 @@ ENGINE_READY_TIMEOUT_SINCE: Final[Version] = (0, 14, 0)
 """Earlier releases hard-code the wait for the engine (`v1/engine/core_client.py`)."""
 ENGINE_READY_DEFAULT_SECONDS: Final = 600
 
-# transformers v5 replaces every RoPE parameter with an `--hf-overrides` `rope_scaling` (dropping
-# `rope_theta`); from these releases on, images are (or may be) built on it.
-TRANSFORMERS_V5_POSSIBLE: Final[Version] = (0, 20, 0)
-"""Requires transformers >= 4.56 but admits 5.x."""
-TRANSFORMERS_V5_REQUIRED: Final[Version] = (0, 24, 0)
-"""Requires transformers >= 5.5.3."""
+RAY_NOSET_BY_VLLM_SINCE: Final[Version] = (0, 16, 0)
+"""From here on vLLM's Ray executor sets the platform's `RAY_EXPERIMENTAL_NOSET_*_VISIBLE_DEVICES`
+in every worker's runtime env (`v1/executor/ray_executor.py`; vLLM PR #33308); earlier releases
+rely on the image or the pod to set it."""
+
+# RoPE overrides, read from vLLM's own code. Through 0.11.0 every `--hf-overrides` key is applied
+# before vLLM's RoPE patch, and models read `rope_scaling`: `{"rope_scaling": {...}, "rope_theta": x}`
+# works. From 0.11.1 a dict-valued override (`rope_scaling`, `rope_parameters`) is held back and
+# applied after the patch (`ModelConfig._apply_dict_overrides` in vllm/config/model.py), and from
+# 0.12.0 models read `config.rope_parameters` (e.g. vllm/model_executor/models/qwen3.py): a
+# `rope_scaling` override is then silently ignored on transformers 4 and, on transformers 5, replaces
+# the RoPE parameters without the model's `rope_theta`. A complete `rope_parameters` dict (with
+# `rope_type` and `rope_theta`) works on both; vLLM's own docs/features/context_extension.md shows
+# it from 0.20.0 on.
+ROPE_PARAMETERS_SINCE: Final[Version] = (0, 12, 0)
+"""From here on the override is `{"rope_parameters": {..., "rope_theta": <model's>}}`."""
+ROPE_DICT_AFTER_PATCH_SINCE: Final[Version] = (0, 11, 1)
+"""From here on a dict override skips vLLM's normalisation (`type` -> `rope_type`), and the
+max-length check reads `rope_type` (a dict with only `type` fails at startup)."""
+YARN_LENGTH_NOT_DERIVED_SINCE: Final[Version] = (0, 30, 0)
+"""From here on the served length of a scaled model is `max_position_embeddings`, no longer
+multiplied by the factor (`_get_and_verify_max_len`, vllm/config/model.py; vLLM PR #56446): the
+extended length must be given (`engine.maxModelLen`, rendered as a `max_position_embeddings`
+override, as vLLM's 0.33 recipes do)."""
+LENGTH_SCALING_ROPE_TYPES: Final = frozenset({"yarn", "deepseek_yarn", "llama3"})
+
+
+# The vLLM release an image's tag names, by the tag shapes vLLM's and the vendors' images use: the
+# official images (`vllm/vllm-openai:v0.11.0`, `:v0.19.0-cu130`), Ascend's (`vllm-ascend:v0.11.0rc1`,
+# the `rc` is the plugin's), vendor builds that lead with the version (MetaX `vllm-metax:0.11.0-maca...`,
+# Hygon, Intel, the example cluster's `vllm-mars:0.11.0-hpcc...`), anchored at the start so that
+# `torch2.6` or a date is never read as one; AMD's ROCm images name it after `vllm` anywhere in the
+# tag (`rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210`, older `..._vllm0.8.3_...`). Moving tags (`latest`,
+# `nightly`, `nightly-<sha>`, `main`) name no release.
+_LEADING_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?=$|[-_.a-z+])")
+_ROCM_VERSION = re.compile(r"(?:^|_)vllm_?(\d+)\.(\d+)(?:\.(\d+))?(?=$|[-_.a-z+])")
+
+
+def image_tag(image: str) -> str | None:
+    """The tag of an image reference: after the last `:` of its last path component (a registry's
+    port comes earlier), without a digest."""
+    name = image.split("@", 1)[0].rsplit("/", 1)[-1]
+    return name.split(":", 1)[1] if ":" in name else None
+
+
+def image_vllm_version(image: str) -> Version | None:
+    """The vLLM release an image's tag names, or None when it names none."""
+    tag = image_tag(image)
+    if not tag:
+        return None
+    match = _LEADING_VERSION.match(tag) or _ROCM_VERSION.search(tag)
+    return tuple(int(part) for part in match.groups() if part is not None) if match else None

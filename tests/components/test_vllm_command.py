@@ -59,31 +59,31 @@ def test_the_engine_ready_timeout_is_raised_only_where_vllm_reads_it(committed_r
     assert not [w for w in newer.spec.warnings if w.path == f"models.{DEPLOY_MODEL}.startup.loadTimeoutSeconds"]
 
 
+_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+
+
 @pytest.mark.parametrize(
-    ("version", "expected"),
+    ("version", "max_model_len", "expected"),
     [
-        ("0.19.0", {"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}),
-        (
-            "0.33.0",
-            {
-                "rope_parameters": {
-                    "rope_type": "yarn",
-                    "factor": 4.0,
-                    "original_max_position_embeddings": 32768,
-                    "rope_theta": 1000000,
-                }
-            },
-        ),
+        # Through 0.11 models read `rope_scaling`, and top-level keys apply before vLLM's RoPE patch.
+        ("0.11.0", None, {"rope_scaling": _YARN, "rope_theta": 1000000}),
+        # From 0.12 models read `rope_parameters`, which the override replaces whole.
+        ("0.19.0", None, {"rope_parameters": {**_YARN, "rope_theta": 1000000}}),
+        # From 0.30 the extended length is no longer derived from the factor.
+        ("0.33.0", 131072, {"rope_parameters": {**_YARN, "rope_theta": 1000000}, "max_position_embeddings": 131072}),
     ],
 )
-def test_rope_scaling_takes_the_form_the_images_transformers_keeps_theta_in(
-    render_raw: Any, version: str, expected: dict[str, Any]
+def test_rope_scaling_takes_the_form_the_images_vllm_reads(
+    render_raw: Any, version: str, max_model_len: int | None, expected: dict[str, Any]
 ) -> None:
-    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(vllmVersion=version))
-    overrides = json.loads(_deploy_argv(render_raw(raw))[_deploy_argv(render_raw(raw)).index("--hf-overrides") + 1])
-    if version == "0.19.0":
-        expected = {**expected, "rope_theta": 1000000}
-    assert overrides == expected
+    def change(raw: dict[str, Any]) -> None:
+        model = raw["models"][DEPLOY_MODEL]
+        model["vllmVersion"] = version
+        if max_model_len:
+            model.setdefault("engine", {})["maxModelLen"] = max_model_len
+
+    argv = _deploy_argv(render_raw(mutate(SEED, change)))
+    assert json.loads(argv[argv.index("--hf-overrides") + 1]) == expected
 
 
 def test_workers_wait_for_the_ray_head_with_a_public_command(committed_render: Any) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from config.upstream.accelerators import VENDORS, vendor_of
 from offline.render import write_render
-from tests.conftest import load, mutate, stack_raw
+from tests.conftest import load, mutate, problems_of, stack_raw
 
 SEED = stack_raw("aicloud-a")
 LWS_MODEL = "qwen2-72b-tenanta"
@@ -81,3 +81,51 @@ def test_the_config_offers_every_known_vendor() -> None:
     from config.sections.cluster import VendorName
 
     assert list(get_args(VendorName)) == list(VENDORS)
+
+
+def _amd(raw: dict[str, Any], env: dict[str, str] | None = None, version: str = "0.11.0") -> dict[str, Any]:
+    """The example cluster on AMD GPUs, the multi-node model on `version` with `env` (the seed's
+    vendor variables dropped)."""
+    result: dict[str, Any] = json.loads(json.dumps(raw).replace("mars-tech.com/gpu", "amd.com/gpu"))
+    model = result["models"][LWS_MODEL]
+    model["env"] = dict(env or {})
+    model["vllmVersion"] = version
+    return result
+
+
+def _env_of(result: Any, role: str) -> dict[str, Any]:
+    group = result.rendered.find("LeaderWorkerSet", LWS_MODEL, "a01").manifest["spec"]["leaderWorkerTemplate"]
+    return {item["name"]: item.get("value") for item in group[role]["spec"]["containers"][0]["env"]}
+
+
+def test_amd_multi_node_replicas_keep_ray_from_pinning_hip_devices_before_vllm_does_it(render_raw: Any) -> None:
+    old = render_raw(_amd(SEED))
+    for role in ("leaderTemplate", "workerTemplate"):
+        assert _env_of(old, role)["RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES"] == "1"
+    new = render_raw(_amd(SEED, version="0.16.0"))
+    assert "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES" not in _env_of(new, "leaderTemplate")
+    assert "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES" not in _env_of(render_raw(SEED), "leaderTemplate")
+
+
+@pytest.mark.parametrize(
+    ("env", "path", "severity"),
+    [
+        ({"ROCR_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}, "ROCR_VISIBLE_DEVICES", "error"),
+        ({"HIP_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7", "CUDA_VISIBLE_DEVICES": "0,1"}, "HIP_VISIBLE_DEVICES", "error"),
+        ({"RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES": "0"}, "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES", "warning"),
+    ],
+)
+def test_amd_device_variables_that_stop_ray_or_vllm_are_named(env: dict[str, str], path: str, severity: str) -> None:
+    key = f"models.{LWS_MODEL}.env.{path}"
+    if severity == "error":
+        assert key in [p.path for p in problems_of(_amd(SEED, env))]
+    else:
+        assert key in [w.path for w in load(_amd(SEED, env)).warnings]
+        # From 0.16 on vLLM sets the switch itself, so turning it off in the pod is harmless.
+        assert key not in [w.path for w in load(_amd(SEED, env, version="0.16.0")).warnings]
+
+
+def test_amd_device_variables_that_agree_pass() -> None:
+    env = {"HIP_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7", "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}
+    warnings = [w.path for w in load(_amd(SEED, env)).warnings]
+    assert not [w for w in warnings if w.startswith(f"models.{LWS_MODEL}.env")]

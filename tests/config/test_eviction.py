@@ -91,3 +91,12 @@ def test_a_removed_switch_is_refused_with_the_reason_and_a_typo_gets_the_nearest
     (problem,) = problems_of(typo)
     assert problem.path == "volcano.scheduler.plugins.gang.flags.enablePreemtable"
     assert problem.fix == "did you mean `enablePreemptable`?"
+
+
+def test_topology_constrained_gangs_under_legacy_preempt_are_warned_that_they_never_preempt() -> None:
+    # The seed's multi-node model has a soft constraint on its sub-groups; legacy `preempt` skips
+    # every job that carries one.
+    legacy = load(_with_scheduler(SEED, eviction="pod"))
+    (warning,) = [w for w in legacy.warnings if w.path == "volcano.scheduler.eviction" and "never preempt" in w.message]
+    assert "qwen2-72b-tenanta" in warning.message and "`eviction: gang`" in warning.fix
+    assert not [w for w in load(SEED).warnings if "never preempt" in w.message]

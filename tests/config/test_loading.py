@@ -343,6 +343,24 @@ def test_problems_with_inherited_values_are_reported_once_at_model_defaults() ->
     assert sorted(p.path for p in problems_of(own) if p.path.endswith("image")) == ["modelDefaults.image"]
 
 
+def test_a_warning_about_a_platform_default_several_models_keep_is_reported_once() -> None:
+    def keep_default_budget(raw: dict[str, Any]) -> None:
+        for model in raw["models"].values():
+            model.pop("startup", None)
+
+    raw = mutate(SEED, keep_default_budget)
+    path = "startup.loadTimeoutSeconds"
+    warnings = [w for w in load(raw).warnings if w.path.endswith(path)]
+    assert [w.path for w in warnings] == [f"modelDefaults.{path}"]
+    assert "1800 is the platform default, which qwen2-72b-tenanta, qwen8b-preemptor keep" in warnings[0].message
+    # A model that sets its own budget is told at its own key; one model alone keeps its own path.
+    own = mutate(raw, _set(["models", DEPLOY_MODEL, "startup"], {"loadTimeoutSeconds": 900}))
+    assert sorted(w.path for w in load(own).warnings if w.path.endswith(path)) == [
+        f"models.qwen2-72b-tenanta.{path}",
+        f"models.{DEPLOY_MODEL}.{path}",
+    ]
+
+
 def test_a_kubeconfig_with_credentials_must_be_encrypted() -> None:
     kubeconfig = "users:\n- name: a\n  user:\n    token: abcdef0123456789\n"
     raw = mutate(SEED, _set(["cluster", "kubeconfig"], kubeconfig))

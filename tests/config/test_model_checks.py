@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from config.upstream.vllm_releases import REMOVED_FLAGS as VLLM_REMOVED_FLAGS
+from config.upstream.vllm_releases import image_vllm_version
 from tests.components.helpers import DEPLOY_MODEL, LWS_MODEL, SEED, with_volumes
 from tests.conftest import load, mutate, paths_of, problems_of
 
@@ -114,14 +116,73 @@ def test_an_unreadable_vllm_version_is_a_warning_naming_vllm_version() -> None:
     raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(image="10.8.17.100:60066/mars/vllm-mars:prod"))
     spec = load(raw)
     (warning,) = [w for w in spec.warnings if w.path == f"models.{DEPLOY_MODEL}.image"]
-    assert "cannot be read from the image tag" in warning.message and "vllmVersion" in warning.fix
+    assert "names no vLLM release" in warning.message and "`vllmVersion`" in warning.fix
+    # The fix names no version: one written there would read like a detected value.
+    assert not re.search(r"\d+\.\d+\.\d+", warning.fix)
     assert not spec.models[DEPLOY_MODEL].vllm_version_known
+
+
+@pytest.mark.parametrize(
+    ("image", "version"),
+    [
+        ("vllm/vllm-openai:v0.11.0", (0, 11, 0)),
+        ("vllm/vllm-openai:v0.19.0-cu130", (0, 19, 0)),
+        ("rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210", (0, 11, 2)),
+        ("rocm/vllm:rocm6.3.1_instinct_vllm0.8.3_20250410", (0, 8, 3)),
+        ("quay.io/ascend/vllm-ascend:v0.11.0rc1", (0, 11, 0)),
+        (
+            "10.8.17.100:60066/mars/vllm-mars:0.11.0-hpcc.ai3.3.0.12-torch2.6-py312-ubuntu22.04-amd64-20251224",
+            (0, 11, 0),
+        ),
+        ("cr.metax-tech.com/public-ai-release/vllm-metax:0.10.2-maca.ai3.2.1.7-torch2.6-py310", (0, 10, 2)),
+        ("registry:5000/vllm/vllm-openai:v0.33.0@sha256:" + "0" * 64, (0, 33, 0)),
+        ("vllm/vllm-openai:latest", None),
+        ("vllm/vllm-openai:nightly-0123abc", None),
+        ("rocm/vllm-dev:nightly_main_20251201", None),
+        ("registry:5000/mars/vllm-mars", None),
+        ("mars/vllm-mars:torch2.6-20251224", None),
+    ],
+)
+def test_the_vllm_release_is_read_from_the_tag_shapes_images_use(image: str, version: tuple[int, ...] | None) -> None:
+    assert image_vllm_version(image) == version
+
+
+@pytest.mark.parametrize(
+    ("hub_id", "right", "wrong"),
+    [
+        ("Qwen/Qwen3.5-35B-A3B", "qwen3_coder", "hermes"),
+        ("Qwen/Qwen3.8-27B", "qwen3_coder", "hermes"),
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", "hermes", "qwen3_coder"),
+        ("deepseek-ai/DeepSeek-V3.2", "deepseek_v32", "deepseek_v3"),
+        ("deepseek-ai/DeepSeek-V4-Pro", "deepseek_v4", "deepseek_v3"),
+        ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek_v31", "deepseek_v3"),
+        ("ibm-granite/granite-4.0-h-small", "granite4", "granite"),
+    ],
+)
+def test_the_family_table_follows_vllms_own_recipes(hub_id: str, right: str, wrong: str) -> None:
+    """vLLM 0.33's recipes (`recipes/models/<publisher>/<model>.yaml`): the right parser passes
+    without a word, the wrong one is warned about, naming the right one."""
+
+    def served(parser: str) -> dict[str, Any]:
+        def change(raw: dict[str, Any]) -> None:
+            model = raw["models"][DEPLOY_MODEL]
+            model.update(image="vllm/vllm-openai:v0.33.0", servedModelName=hub_id.split("/")[1].lower())
+            model["source"] = {"hub": {"id": hub_id}}
+            model["engine"] = {**model["engine"], "toolCallParser": parser}
+            model["engine"].pop("ropeScaling", None)
+
+        return mutate(SEED, change)
+
+    parser_warnings = [w for w in load(served(right)).warnings if w.path.endswith("toolCallParser")]
+    assert parser_warnings == []
+    (warning,) = [w for w in load(served(wrong)).warnings if w.path.endswith("toolCallParser")]
+    assert f"`{right}`" in warning.fix
 
 
 def test_tool_call_parsers_must_exist_and_match_the_model_family() -> None:
     wrong = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL]["engine"].update(toolCallParser="granite"))
     (warning,) = [w for w in load(wrong).warnings if w.path.endswith("toolCallParser")]
-    assert "Qwen2.5/Qwen3" in warning.message and "`hermes`" in warning.fix
+    assert "Qwen3 models" in warning.message and "`hermes`" in warning.fix
     unknown = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL]["engine"].update(toolCallParser="qwen3_json"))
     (error,) = problems_of(unknown)  # registered only from vLLM 0.32 on; the model runs 0.11
     assert error.path == f"models.{DEPLOY_MODEL}.engine.toolCallParser" and "hermes" in error.fix

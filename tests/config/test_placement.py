@@ -86,7 +86,9 @@ def _feasible(spines: list[list[list[int]]], models: list[dict[str, Any]]) -> bo
 
 
 node_gpus = st.sampled_from([4, 8])
-fabrics = st.lists(st.lists(st.lists(node_gpus, min_size=1, max_size=3), min_size=1, max_size=2), min_size=1, max_size=2)
+fabrics = st.lists(
+    st.lists(st.lists(node_gpus, min_size=1, max_size=3), min_size=1, max_size=2), min_size=1, max_size=2
+)
 models = st.lists(
     st.fixed_dictionaries(
         {
@@ -111,7 +113,9 @@ def test_a_shortage_is_reported_exactly_when_no_arrangement_exists(
     except config.ConfigError:
         assume(False)  # a model that does not fit even alone is refused outright (tested elsewhere)
         return
-    truth = _feasible(spines, [{**m, "replicas": required_replicas(spec.models[f"m{i}"])} for i, m in enumerate(wanted)])
+    truth = _feasible(
+        spines, [{**m, "replicas": required_replicas(spec.models[f"m{i}"])} for i, m in enumerate(wanted)]
+    )
     event("an arrangement exists" if truth else "no arrangement exists")
     placements = spec.placements.values()
     assert all(p.shortage_proven for p in placements), "small clusters are searched to the end"
