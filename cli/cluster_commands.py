@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cli.exit import FOUND, OK, UsageError
+from cli.exit import FOUND, OK, UsageError, stack_name
 from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, render_stack_of
 from live.cluster_state import DUMP_COMMAND, ClusterState, read_cluster, read_file
 
@@ -78,7 +78,7 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         "  volcano-platform preflight --stack aicloud-a --from cluster.json --json",
         formatter_class=formatter,
     )
-    preflight.add_argument("--stack", required=True, help=STACK_HELP)
+    preflight.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
     preflight.add_argument("--config-file", help=CONFIG_FILE_HELP)
     _cluster_arguments(preflight, "`cluster.context`, else the current one")
     preflight.add_argument("--json", action="store_true", help="print the report as JSON instead of Markdown")
@@ -95,7 +95,9 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         formatter_class=formatter,
     )
     topology.add_argument("--tiers", help="tier label keys, tier 1 (leaf) first, comma-separated")
-    topology.add_argument("--stack", help=STACK_HELP + "; gives the tiers, accelerator and context if not set")
+    topology.add_argument(
+        "--stack", type=stack_name, help=STACK_HELP + "; gives the tiers, accelerator and context if not set"
+    )
     topology.add_argument("--config-file", help=CONFIG_FILE_HELP)
     topology.add_argument("--resource", help="accelerator resource to count per node (default: the stack's)")
     _cluster_arguments(topology, "the current one")

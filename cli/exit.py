@@ -12,7 +12,9 @@ something" from "the input was wrong" from "the tool itself failed":
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import sys
 from typing import Final, NoReturn
 
@@ -29,6 +31,21 @@ EXIT_CODES_HELP: Final = (
 
 class UsageError(Exception):
     """Arguments that parse but do not make sense together (reported with exit 2)."""
+
+
+# Pulumi's rule for a stack's name (`tokens.ValidateStackName`: letters, digits, `-`, `_`, `.`, at
+# most 100). A name outside it could not be a Pulumi stack, and would reach file names, shells and
+# workflow matrices.
+_STACK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+
+
+def stack_name(text: str) -> str:
+    """argparse type of `--stack`."""
+    if not _STACK_NAME.fullmatch(text) or text in (".", ".."):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a Pulumi stack name: use letters, digits, `-`, `_` and `.` (at most 100)"
+        )
+    return text
 
 
 def finish(code: int) -> NoReturn:

@@ -17,9 +17,12 @@ from cli.cluster_commands import add_cluster_commands
 from cli.exit import EXIT_CODES_HELP, INTERNAL_ERROR, INVALID_INPUT, UsageError
 from cli.render_commands import add_render_commands
 from config import ConfigError
+from config.credential_shapes import redact
+from config.errors import one_line
 from config.stack_file.reader import StackFileError
 from live.cluster_state import StateError
 from offline.diff import RevisionError
+from offline.render_folder import RenderFolderError
 
 TOOL = "volcano-platform"
 TRACEBACK_VARIABLE = "VOLCANO_PLATFORM_TRACEBACK"
@@ -62,13 +65,14 @@ def main(argv: list[str] | None = None, prog: str = TOOL) -> int:
         return code
     except ConfigError as error:
         print(error, file=sys.stderr)
-    except (StackFileError, StateError, RevisionError, UsageError) as error:
+    except (StackFileError, StateError, RevisionError, RenderFolderError, UsageError) as error:
         print(f"error: {error}", file=sys.stderr)
     except Exception as error:  # the one place that turns a bug into exit 3
         if os.environ.get(TRACEBACK_VARIABLE):
             traceback.print_exc()
         print(
-            f"error: internal error ({type(error).__name__}: {error}); this is a bug in {TOOL}, please report it "
+            f"error: internal error ({type(error).__name__}: {redact(one_line(str(error)))[:500]}); this is a bug in "
+            f"{TOOL}, please report it "
             f"with the command you ran (set {TRACEBACK_VARIABLE}=1 to print the traceback)",
             file=sys.stderr,
         )

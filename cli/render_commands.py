@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.exit import FOUND, OK, UsageError
+from cli.exit import FOUND, OK, UsageError, stack_name
 
 if TYPE_CHECKING:
     from offline.render import StackRender
@@ -30,9 +30,14 @@ def render_stack_of(args: argparse.Namespace) -> StackRender:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from offline.render import write_render
+    from offline.render_folder import mark_stale
 
-    result = render_stack_of(args)
     out = Path(args.out or PROJECT_DIR / "out" / args.stack)
+    try:
+        result = render_stack_of(args)
+    except Exception as error:
+        mark_stale(out, str(error).splitlines()[0] if str(error) else type(error).__name__)
+        raise
     write_render(result, out)
     for warning in result.spec.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -101,7 +106,7 @@ def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> No
         "  volcano-platform render --stack lab --config-file ~/clusters/Pulumi.lab.yaml",
         formatter_class=formatter,
     )
-    render.add_argument("--stack", required=True, help=STACK_HELP)
+    render.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
     render.add_argument("--config-file", help=CONFIG_FILE_HELP)
     render.add_argument("--out", help="directory to write (default: out/<stack>); files the render owns are replaced")
     render.set_defaults(handler=cmd_render)
@@ -117,7 +122,7 @@ def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> No
         formatter_class=formatter,
     )
     diff.add_argument("dirs", nargs="*", metavar="DIR", help="two render directories: old, then new")
-    diff.add_argument("--stack", help=STACK_HELP + " (with --base)")
+    diff.add_argument("--stack", type=stack_name, help=STACK_HELP + " (with --base)")
     diff.add_argument("--base", help="git revision to compare the working tree with, e.g. origin/main")
     diff.add_argument("--config-file", help=CONFIG_FILE_HELP + " (the working-tree side)")
     diff.add_argument("--out", help="keep the working-tree render in this directory")
@@ -141,6 +146,6 @@ def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> No
         "  volcano-platform check --stack aicloud-a --config-file candidate.yaml",
         formatter_class=formatter,
     )
-    check.add_argument("--stack", required=True, help=STACK_HELP)
+    check.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
     check.add_argument("--config-file", help=CONFIG_FILE_HELP)
     check.set_defaults(handler=cmd_check)

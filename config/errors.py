@@ -7,9 +7,12 @@ it, so that a platform engineer can repair a config from the message alone.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
+
+from config.credential_shapes import credential_shape, redact
 
 Severity = Literal["error", "warning"]
 
@@ -34,7 +37,22 @@ def describe_value(value: object, limit: int = 80) -> str:
         text = json.dumps(value, sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if shape := credential_shape(text):
+        return f"[hidden: {shape}]"
+    return one_line(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+# Control characters (newlines included) and backticks would let a key or value written in a stack
+# file break out of the line, or of a Markdown code span, where messages are shown (terminals, CI
+# logs, pull-request comments).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL_OR_BACKTICK = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029`]")
+
+
+def one_line(text: str, keep_backticks: bool = False) -> str:
+    """`text` with control characters (and backticks, unless kept) escaped as JSON escapes them."""
+    pattern = _CONTROL if keep_backticks else _CONTROL_OR_BACKTICK
+    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True)
@@ -48,16 +66,18 @@ class Problem:
     severity: Severity = "error"
 
     def __str__(self) -> str:
-        text = f"{self.path}: {self.message}"
+        text = f"{self.path}: {one_line(redact(self.message), keep_backticks=True)}"
         if self.got is not NOT_GIVEN:
             text += f" (got {describe_value(self.got)})"
         if self.fix:
-            text += f"; {self.fix}"
-        return text
+            text += f"; {one_line(redact(self.fix), keep_backticks=True)}"
+        return redact(text) if credential_shape(self.path) else text
 
 
 def join_path(*parts: object) -> str:
-    """Dotted key path; keys that contain dots or slashes are bracketed so the path stays readable."""
+    """Dotted key path; keys that contain dots or slashes are bracketed so the path stays readable,
+    and keys with any other character are quoted so that they cannot end the line or the code span
+    they are printed in."""
     out = ""
     for part in parts:
         if isinstance(part, int):
@@ -66,11 +86,16 @@ def join_path(*parts: object) -> str:
         text = str(part)
         if not text:
             continue
-        if any(ch in text for ch in "./ ") and out:
+        if not _PLAIN_KEY.fullmatch(text):
+            out += "[" + one_line(json.dumps(text)) + "]"
+        elif any(ch in text for ch in "./ ") and out:
             out += f"[{text}]"
         else:
             out += ("." if out else "") + text
     return out
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.:/@+= -]+")
 
 
 class ConfigError(Exception):

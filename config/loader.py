@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from config.checks import run_checks
-from config.checks.credentials import KUBECONFIG_CREDENTIALS
-from config.errors import REDACTED, ConfigError, Problem, errors_of, join_path, warnings_of
+from config.checks.credentials import kubeconfig_credentials, kubeconfig_problem
+from config.errors import ConfigError, Problem, errors_of, join_path, warnings_of
 from config.model_defaults import apply_model_defaults, blame_model_defaults, relocate_inherited
 from config.project import PROJECT
 from config.schema.base import problems_from_validation_error
@@ -85,21 +85,12 @@ def load_raw(
         relocate = blame_model_defaults(raw.get("models"), raw.get("modelDefaults"))
         raise ConfigError(problems + problems_from_validation_error(exc, StackConfig, relocate)) from None
     problems += [plaintext_secret_problem(name) for name in plaintext_secrets]
+    problems += _misplaced_secrets(encrypted, config)
     kubeconfig = config.cluster.kubeconfig
-    if (
-        kubeconfig is not None
-        and "cluster" not in encrypted
-        and KUBECONFIG_CREDENTIALS.search(kubeconfig.get_secret_value())
-    ):
-        problems.append(
-            Problem(
-                "cluster.kubeconfig",
-                "the kubeconfig holds credentials (a token, key or password) in plain text",
-                'store it encrypted: `pulumi config set --secret --path cluster.kubeconfig "$(cat kubeconfig)"`, '
-                "or give the path of a kubeconfig file instead",
-                got=REDACTED,
-            )
-        )
+    if kubeconfig is not None and "cluster" not in encrypted:
+        places = kubeconfig_credentials(kubeconfig.get_secret_value())
+        if places:
+            problems.append(kubeconfig_problem(places))
     spec, found = resolve(config, stack)
     problems += found
     placements, found = plan_placements(spec.models.values(), spec.topology, spec.gpu_resource)
@@ -111,6 +102,26 @@ def load_raw(
     if errors:
         raise ConfigError(errors)
     return dataclasses.replace(spec, warnings=tuple(warnings_of(problems)))
+
+
+def _misplaced_secrets(encrypted: Collection[str], config: StackConfig) -> list[Problem]:
+    """Under the engine only top-level keys are marked secret (`PULUMI_CONFIG_SECRET_KEYS`), so an
+    encrypted value is placed by its key: `secrets` and the kubeconfig in `cluster` take one. (The
+    offline reader sees the file and names the exact key.)"""
+    problems: list[Problem] = []
+    for key in sorted(encrypted):
+        if key == "secrets" or (key == "cluster" and config.cluster.kubeconfig is not None):
+            continue
+        problems.append(
+            Problem(
+                key,
+                f"`{key}` holds an encrypted value, but no key of it takes one: the decrypted text would be used "
+                "as plain text (in pod arguments, labels or summaries) without a mask",
+                "store the value under `secrets` and refer to it where a key takes a secret (`env: {NAME: {secret: "
+                "<name>}}`, `passwordSecret`, `tokenSecret`); only `secrets.*` and `cluster.kubeconfig` are encrypted",
+            )
+        )
+    return problems
 
 
 def _config_keys() -> set[str]:

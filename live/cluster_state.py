@@ -20,6 +20,9 @@ from typing import Any, cast
 
 import yaml
 
+from config.errors import describe_value, one_line
+from live.dump_shape import DumpShapeError, check_object
+
 
 class StateError(Exception):
     """The cluster or the file could not be read; the message says which and why."""
@@ -98,11 +101,15 @@ def _kind_of(obj: dict[str, Any]) -> Kind | None:
 
 def state_from_objects(objects: list[Any], source: str) -> ClusterState:
     state = ClusterState(source=source)
-    for obj in objects:
+    for index, obj in enumerate(objects):
         if not isinstance(obj, dict):
-            raise StateError(f"{source}: an item of the list is not an object")
+            raise StateError(f"{source}: items[{index}] is not an object (got {describe_value(obj)})")
         kind = _kind_of(obj)
         if kind is not None:
+            try:
+                check_object(obj, ("items", index))
+            except DumpShapeError as error:
+                raise StateError(f"{source}: {error}") from None
             getattr(state, kind.key).append(obj)
     return state
 
@@ -116,8 +123,12 @@ def read_file(path: Path) -> ClusterState:
     try:
         data = json.loads(text) if text.lstrip().startswith(("{", "[")) else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as error:
-        raise StateError(f"{path} is neither JSON nor YAML: {error}") from None
-    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        raise StateError(f"{path} is neither JSON nor YAML: {one_line(str(error))}") from None
+    except RecursionError:
+        raise StateError(f"{path} nests values deeper than any Kubernetes object does") from None
+    if isinstance(data, dict) and "items" in data:
+        if not isinstance(data["items"], list):
+            raise StateError(f"{path}: items must be a list (got {describe_value(data['items'])})")
         return state_from_objects(data["items"], str(path))
     if isinstance(data, list):
         return state_from_objects(data, str(path))

@@ -8,6 +8,7 @@ name or namespace, or touches a field that cannot be updated in place, is report
 from __future__ import annotations
 
 import difflib
+import html
 import operator
 import os
 import subprocess
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from offline.markdown import fence, html_code
+from offline.render_folder import parse_manifest, read_index, read_manifest
 from offline.summary_data import platform_changes, read_summary_data
 
 
@@ -67,6 +68,14 @@ class DiffResult:
     removed: list[tuple[str, str]] = field(default_factory=list)
     provider_replaced: str | None = None
     """Why the Kubernetes provider is replaced (then every resource is), if it is."""
+    before: int = 0
+    """Objects in the base render."""
+
+    @property
+    def removes_most(self) -> bool:
+        """The change removes more than half of a stack's objects: the mark of a stack file that lost
+        its config (or of a stack meant to be destroyed, which `pulumi destroy` is for)."""
+        return self.before >= 4 and len(self.removed) * 2 > self.before
 
     @property
     def empty(self) -> bool:
@@ -82,10 +91,7 @@ PROVIDER_IDENTITY = ("clusterIdentifier",)
 
 def load_providers(directory: Path) -> dict[str, dict[str, Any]]:
     """Provider URN -> its recorded inputs."""
-    index_file = directory / "resources.yaml"
-    if not index_file.exists():
-        return {}
-    items = yaml.safe_load(index_file.read_text()) or []
+    items = read_index(directory)
     return {item["urn"]: item.get("inputs") or {} for item in items if item["type"].startswith("pulumi:providers:")}
 
 
@@ -104,29 +110,22 @@ def provider_replacement(old: dict[str, dict[str, Any]], new: dict[str, dict[str
 
 def load_render(directory: Path) -> dict[str, Entry]:
     """URN -> entry for every file-backed resource of a render directory."""
-    index_file = directory / "resources.yaml"
     entries: dict[str, Entry] = {}
-    if index_file.exists():
-        items = {item["urn"]: item for item in yaml.safe_load(index_file.read_text()) or []}
+    items = {item["urn"]: item for item in read_index(directory)}
 
-        def aliased(urn: str | None) -> bool:
-            while urn in items:
-                if items[urn].get("aliases"):
-                    return True
-                urn = items[urn].get("parent")
-            return False
+    def aliased(urn: str | None) -> bool:
+        seen: set[str | None] = set()
+        while urn in items and urn not in seen:
+            seen.add(urn)
+            if items[urn].get("aliases"):
+                return True
+            urn = items[urn].get("parent")
+        return False
 
-        for urn, item in items.items():
-            file = item.get("file")
-            if file:
-                path = directory / file
-                text = path.read_text() if path.exists() else None
-                entries[urn] = Entry(urn, file, text, item, aliased(urn))
-        return entries
-    # A directory without an index (e.g. hand-made): match files by path.
-    for path in sorted(directory.rglob("*.yaml")):
-        rel = str(path.relative_to(directory))
-        entries[rel] = Entry(rel, rel, path.read_text(), {})
+    for urn, item in items.items():
+        file = item.get("file")
+        if file:
+            entries[urn] = Entry(urn, file, read_manifest(directory, file), item, aliased(urn))
     return entries
 
 
@@ -152,8 +151,8 @@ def _replacement_reason(old: Entry, new: Entry) -> str | None:
         return (
             "its URN changes without an alias (the new object would be created while the old one still holds the name)"
         )
-    before = yaml.safe_load(old.text or "") or {}
-    after = yaml.safe_load(new.text or "") or {}
+    before = parse_manifest(old.text or "{}", f"the base render's {old.file}")
+    after = parse_manifest(new.text or "{}", f"the changed render's {new.file}")
     fixed = fixed_field_changes(before, after, new.options.get("replaceOnChanges", []))
     return f"`{fixed[0]}` cannot change in place" if fixed else None
 
@@ -176,17 +175,19 @@ def compare(
 ) -> tuple[DiffResult, list[ObjectDiff]]:
     """Summary of the differences and a unified diff per changed file. With `provider_replaced`,
     every resource in both renders is replaced, changed or not."""
-    result = DiffResult(provider_replaced=provider_replaced)
+    result = DiffResult(provider_replaced=provider_replaced, before=len(old))
     hunks: list[ObjectDiff] = []
     moves = _match_moves(old, new)
     old = {**{k: v for k, v in old.items() if k not in moves.values()}, **{n: old[o] for n, o in moves.items()}}
     for urn in sorted(set(old) | set(new), key=lambda u: (new.get(u) or old[u]).file or u):
         before, after = old.get(urn), new.get(urn)
         if before is None and after is not None:
+            parse_manifest(after.text or "", f"the changed render's {after.file}")
             imported = bool(after.options.get("import"))
             (result.imported if imported else result.added).append(after.file or urn)
             hunks.append(ObjectDiff(after.file or urn, "imported" if imported else "added", _unified(None, after)))
         elif after is None and before is not None:
+            parse_manifest(before.text or "", f"the base render's {before.file}")
             kept = " (kept on the cluster: retainOnDelete)" if before.options.get("retainOnDelete") else ""
             result.removed.append((before.file or urn, kept))
             hunks.append(ObjectDiff(before.file or urn, "removed" + kept, _unified(before, None)))
@@ -222,8 +223,17 @@ def _unified(before: Entry | None, after: Entry | None) -> list[str]:
     return list(difflib.unified_diff(old_lines, new_lines, old_name, new_name))
 
 
+def removal_warning(result: DiffResult) -> str:
+    return (
+        f"MOST OBJECTS REMOVED: this change removes {len(result.removed)} of the stack's {result.before} objects; "
+        "check that the stack file still holds the stack's config"
+    )
+
+
 def summary_lines(result: DiffResult, title: str = "") -> list[str]:
     lines = [title] if title else []
+    if result.removes_most:
+        lines.append(removal_warning(result))
     if result.provider_replaced:
         lines.append(
             f"PROVIDER REPLACED: every resource is replaced ({result.provider_replaced}); "
@@ -259,6 +269,8 @@ def diff_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, str]:
 
 
 def _compare_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, list[ObjectDiff]]:
+    for directory in (old_dir, new_dir):
+        read_summary_data(directory)  # a damaged folder is refused whichever form the diff takes
     provider = provider_replacement(load_providers(old_dir), load_providers(new_dir))
     return compare(load_render(old_dir), load_render(new_dir), provider)
 
@@ -269,6 +281,8 @@ def diff_markdown(old_dir: Path, new_dir: Path, title: str = "") -> tuple[DiffRe
     collapsed under its file name."""
     result, objects = _compare_dirs(old_dir, new_dir)
     lines = [f"### {title}", ""] if title else []
+    if result.removes_most:
+        lines += [f"> **{removal_warning(result)}**", ""]
     changes = platform_changes(read_summary_data(old_dir), read_summary_data(new_dir))
     if changes:
         lines += [changes.rstrip(), ""]
@@ -276,7 +290,7 @@ def diff_markdown(old_dir: Path, new_dir: Path, title: str = "") -> tuple[DiffRe
         lines += ["_No change to models, quotas, placement or warnings._", ""]
     counts = summary_lines(result)
     lines += [
-        f"**Objects:** {counts[1 if result.provider_replaced else 0]}"
+        f"**Objects:** {counts[int(result.removes_most) + int(bool(result.provider_replaced))]}"
         + (
             " — **the Kubernetes provider is replaced: every resource is replaced**" if result.provider_replaced else ""
         ),
@@ -286,19 +300,15 @@ def diff_markdown(old_dir: Path, new_dir: Path, title: str = "") -> tuple[DiffRe
         lines += [
             f"<details><summary>the {len(objects)} object(s)</summary>",
             "",
-            "```",
-            *counts,
-            "```",
+            fence("\n".join(counts)),
             "</details>",
             "",
         ]
     for diff in objects:
         lines += [
-            f"<details><summary><code>{diff.file}</code> {diff.change}</summary>",
+            f"<details><summary>{html_code(diff.file)} {html.escape(diff.change)}</summary>",
             "",
-            "```diff",
-            _lines(diff).rstrip("\n"),
-            "```",
+            fence(_lines(diff), "diff"),
             "</details>",
             "",
         ]

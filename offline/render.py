@@ -4,13 +4,14 @@ Layout of a render directory:
   manifests/<Kind>[.<namespace>].<name>.yaml   one Kubernetes object each (patches: <Kind>Patch)
   helm/<release>.yaml                           chart, repository, version, namespace, values
   resources.yaml                                every registered resource: URN, file, options
-  summary.md, topology.svg
+  summary.md, summary.json, topology.svg
   images.txt                                    every container image the stack pulls, one per line
+  .volcano-platform-render                      marks the folder as a render (the next one replaces it)
+  STALE.md                                      only when the last render of the stack failed
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,10 @@ from config.spec.platform import PlatformSpec
 from config.stack_file.reader import StackFile, read_stack
 from offline.engine import ProgramError, RunResult, run_program
 from offline.manifests import Rendered, from_registrations
+from offline.render_folder import write_folder
 from offline.summary import render_summary
 from offline.summary_data import write_summary_data
 from offline.svg import render_svg
-
-OWNED = ("manifests", "helm", "resources.yaml", "summary.md", "summary.json", "topology.svg", "images.txt")
 
 
 @dataclass
@@ -68,13 +68,12 @@ def render_stack(project_dir: Path, stack: str, config_file: Path | None = None)
 
 
 def write_render(result: StackRender, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for name in OWNED:
-        target = out / name
-        if target.is_dir():
-            shutil.rmtree(target)
-        elif target.exists():
-            target.unlink()
+    """Write the render into `out`, replacing an earlier render there as a whole
+    (`offline.render_folder`)."""
+    write_folder(out, lambda folder: _write_files(result, folder))
+
+
+def _write_files(result: StackRender, out: Path) -> None:
     rendered = result.rendered
     for obj in rendered.objects:
         path = out / obj.file

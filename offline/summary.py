@@ -10,6 +10,7 @@ from config.spec.platform import PlatformSpec
 from config.spec.scheduler_conf import scheduler_conf
 from offline.demand import domain_demand
 from offline.manifests import Rendered
+from offline.markdown import fence
 from offline.summary_data import placement_text, replicas_text
 
 
@@ -201,7 +202,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         lines += [
             "## Adopted objects",
             "",
-            "Existing objects the stack takes over instead of creating (`adopt`); `python -m offline preflight` "
+            "Existing objects the stack takes over instead of creating (`adopt`); `volcano-platform preflight` "
             "shows what `pulumi up` will update in each after importing it:",
             "",
         ]
@@ -215,5 +216,5 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
     lines.append("")
 
     lines += ["## Warnings", ""]
-    lines += [f"- {w}" for w in spec.warnings] or ["None."]
+    lines += [fence("\n".join(str(w) for w in spec.warnings))] if spec.warnings else ["None."]
     return "\n".join(lines) + "\n"

@@ -13,10 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from config.errors import one_line
 from config.sections.models import ModelConfig
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from offline.demand import domain_demand
+from offline.markdown import code, fence
+from offline.render_folder import RenderFolderError, read_json_mapping
 
 SUMMARY_DATA_FILE = "summary.json"
 LEGACY_SUMMARY_DATA_FILE = "plan.json"
@@ -87,15 +90,19 @@ def read_summary_data(directory: Path) -> dict[str, Any] | None:
     for name in (SUMMARY_DATA_FILE, LEGACY_SUMMARY_DATA_FILE):
         path = directory / name
         if path.is_file():
-            data: dict[str, Any] = json.loads(path.read_text())
+            data = read_json_mapping(path, {"models": dict, "tenants": dict, "domains": dict, "warnings": list})
+            for section in ("models", "tenants", "domains"):
+                for name, entry in data[section].items():
+                    if not isinstance(entry, dict):
+                        raise RenderFolderError(f"{path}: `{section}.{name}` must be a JSON object")
+            data["warnings"] = [str(w) for w in data["warnings"]]
             return data
     return None
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
-    return str(value).replace("|", "\\|")
+    text = (", ".join(f"{k}={v}" for k, v in value.items()) or "-") if isinstance(value, dict) else str(value)
+    return one_line(text).replace("|", "\\|")
 
 
 def _changes(
@@ -108,16 +115,16 @@ def _changes(
         if before == after:
             continue
         if before is None:
-            rows.append(f"| `{name}` | added | {describe(after)} |")  # type: ignore[arg-type]
+            rows.append(f"| {code(name)} | added | {_cell(describe(after))} |")  # type: ignore[arg-type]
         elif after is None:
-            rows.append(f"| `{name}` | removed | {describe(before)} |")
+            rows.append(f"| {code(name)} | removed | {_cell(describe(before))} |")
         else:
             changed = [
                 f"{key}: {_cell(before.get(key, '-'))} → {_cell(after.get(key, '-'))}"
                 for key in dict.fromkeys([*before, *after])
                 if before.get(key) != after.get(key)
             ]
-            rows.append(f"| `{name}` | changed | {'; '.join(changed)} |")
+            rows.append(f"| {code(name)} | changed | {'; '.join(changed)} |")
     if not rows:
         return []
     return [f"**{title}**", "", "| | | before → after |", "|---|---|---|", *rows, ""]
@@ -137,18 +144,18 @@ def platform_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> 
         "Models",
         old["models"],
         new["models"],
-        lambda m: f"{m['kind']}, {m['replicas']} × {m['pods per replica']} pods, {m['placement']}",
+        lambda m: f"{m.get('kind')}, {m.get('replicas')} × {m.get('pods per replica')} pods, {m.get('placement')}",
     )
     lines += _changes(
-        "Tenant quotas", old["tenants"], new["tenants"], lambda t: f"queue {t['queue']}, weight {t['weight']}"
+        "Tenant quotas", old["tenants"], new["tenants"], lambda t: f"queue {t.get('queue')}, weight {t.get('weight')}"
     )
     lines += _changes(
         "Placement per domain",
         old["domains"],
         new["domains"],
-        lambda d: f"tier {d['tier']}, {d['hard']} hard + {d['soft']} soft planned, {d['status']}",
+        lambda d: f"tier {d.get('tier')}, {d.get('hard')} hard + {d.get('soft')} soft planned, {d.get('status')}",
     )
     added = [w for w in new["warnings"] if w not in old["warnings"]]
     if added:
-        lines += ["**New warnings**", "", *[f"- {w}" for w in added], ""]
+        lines += ["**New warnings**", "", fence("\n".join(added)), ""]
     return "\n".join(lines)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from config.checks.credentials import check_registries, check_secret_names
+from config.checks.credentials import check_plain_credentials, check_registries, check_secret_names
 from config.checks.eviction import check_eviction
 from config.checks.installs import check_images, check_installs, check_upstream_versions
 from config.checks.models import check_models
@@ -38,6 +38,7 @@ CHECKS: tuple[Check, ...] = (
     check_pod_security,
     check_registries,
     check_secret_names,
+    check_plain_credentials,
     check_queue_capacity,
     check_observability,
 )

@@ -3,11 +3,13 @@ that would collide."""
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
-from config.errors import Problem, join_path
+from config.credential_shapes import credential_shape
+from config.errors import REDACTED, Problem, join_path
 from config.spec.platform import PlatformSpec
 from config.spec.secrets import registries_needed, secrets_needed
+from config.stack_file.yaml12 import StackYamlError, read_yaml
 
 
 def check_secret_names(spec: PlatformSpec) -> list[Problem]:
@@ -24,31 +26,6 @@ def check_secret_names(spec: PlatformSpec) -> list[Problem]:
                 )
             )
     return problems
-
-
-# Shapes of credentials that leak when written in plain text, whatever the variable is called.
-TOKEN_SHAPES = (
-    ("a Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
-    ("an OpenAI-style API key", re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b")),
-    ("a GitHub token", re.compile(r"\b(ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{20,}\b")),
-    ("a GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}\b")),
-    ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    ("an AWS access key", re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("a JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("a bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{20,}")),
-    ("a private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-)
-# kubeconfig fields that carry credentials.
-KUBECONFIG_CREDENTIALS = re.compile(r"^\s*(token|client-key-data|password|client-key)\s*:", re.M)
-
-
-def credential_shape(value: str) -> str | None:
-    """What kind of credential `value` looks like, if any."""
-    for what, shape in TOKEN_SHAPES:
-        if shape.search(value):
-            return what
-    return None
 
 
 def secret_exists(spec: PlatformSpec, name: str, path: str) -> list[Problem]:
@@ -69,3 +46,130 @@ def check_registries(spec: PlatformSpec) -> list[Problem]:
     for name, registry in spec.config.registries.items():
         problems += secret_exists(spec, registry.password_secret, join_path("registries", name, "passwordSecret"))
     return problems
+
+
+# Fields of a kubeconfig user that hold a credential (client-go `clientcmd/api/v1` `AuthInfo`), and
+# the auth-provider settings that do (OIDC `client-secret`, `id-token`, `refresh-token`; the GCP
+# and Azure providers' `access-token`). Every `exec.env` value counts: exec plugins take their
+# secrets from there.
+_USER_CREDENTIALS = ("token", "password", "client-key-data")
+_AUTH_PROVIDER_CREDENTIALS = ("client-secret", "id-token", "refresh-token", "access-token", "secret")
+
+
+def kubeconfig_credentials(text: str) -> list[str]:
+    """Where a kubeconfig given as its contents (YAML or JSON) holds credentials, as key paths
+    inside it. Text that is not a kubeconfig mapping (a file path) holds none."""
+    try:
+        data = read_yaml(text.encode())
+    except StackYamlError:
+        return ["(the kubeconfig cannot be read as YAML; it may hold anything)"] if "\n" in text else []
+    if not isinstance(data, dict):
+        return []
+    found: list[str] = []
+    users = data.get("users")
+    for index, entry in enumerate(users if isinstance(users, list) else []):
+        user = entry.get("user") if isinstance(entry, dict) else None
+        if not isinstance(user, dict):
+            continue
+        base = f"users[{index}].user"
+        found += [f"{base}.{key}" for key in _USER_CREDENTIALS if user.get(key)]
+        provider = user.get("auth-provider")
+        settings = provider.get("config") if isinstance(provider, dict) else None
+        if isinstance(settings, dict):
+            found += [f"{base}.auth-provider.config.{k}" for k in _AUTH_PROVIDER_CREDENTIALS if settings.get(k)]
+        exec_config = user.get("exec")
+        env = exec_config.get("env") if isinstance(exec_config, dict) else None
+        for position, item in enumerate(env if isinstance(env, list) else []):
+            if isinstance(item, dict) and item.get("value"):
+                found.append(f"{base}.exec.env[{position}]")
+    return found
+
+
+def kubeconfig_problem(places: list[str]) -> Problem:
+    return Problem(
+        "cluster.kubeconfig",
+        f"the kubeconfig holds credentials in plain text ({', '.join(places)})",
+        'store it encrypted: `pulumi config set --secret --path cluster.kubeconfig "$(cat kubeconfig)"`, '
+        "or give the path of a kubeconfig file instead",
+    )
+
+
+# vLLM flags whose value is a credential, with where the platform takes it from instead.
+SECRET_FLAGS = {
+    "--api-key": "write `env: {VLLM_API_KEY: {secret: <name>}}` (vLLM reads the key from it) with the key "
+    "stored under `secrets`",
+    "--hf-token": "set `source.hub.tokenSecret` to a secret holding the token",
+}
+# Sections no free-form credential can sit in unnoticed: `secrets` holds them (encrypted), the
+# kubeconfig and model env values have their own checks, topology holds node names only.
+_NOT_SCANNED = frozenset({"secrets", "topology", "models", "model_defaults"})
+_MODEL_NOT_SCANNED = frozenset({"env"})
+
+
+def check_plain_credentials(spec: PlatformSpec) -> list[Problem]:
+    """A credential written in plain text anywhere the stack renders text into objects (labels,
+    annotations, engine arguments, URLs, chart values) lands unmasked in the cluster, the state and
+    the preview."""
+    config = spec.config
+    problems: list[Problem] = []
+    sections = config.model_dump(by_alias=True, exclude=set(_NOT_SCANNED))
+    sections.get("cluster", {}).pop("kubeconfig", None)
+    problems += _scan(sections, ())
+    for name, model in spec.models.items():
+        problems += _secret_flags(model.config.engine.extra_args, ("models", name, "engine", "extraArgs"))
+        dumped = model.config.model_dump(by_alias=True, exclude=set(_MODEL_NOT_SCANNED))
+        problems += [
+            p for p in _scan(dumped, ("models", name)) if not p.path.startswith(f"models.{name}.engine.extraArgs[")
+        ] + _args_scan(model.config.engine.extra_args, ("models", name, "engine", "extraArgs"))
+    return problems
+
+
+def _secret_flags(args: tuple[str, ...], path: tuple[object, ...]) -> list[Problem]:
+    problems: list[Problem] = []
+    for index, arg in enumerate(args):
+        flag, equals, value = arg.partition("=")
+        if flag not in SECRET_FLAGS:
+            continue
+        following = args[index + 1] if index + 1 < len(args) else ""
+        literal = value if equals else ("" if following.startswith("-") else following)
+        if literal:
+            problems.append(
+                Problem(
+                    join_path(*path, index),
+                    f"`{flag}` is given its credential in plain text, which lands in the pod's arguments, the "
+                    "state and the preview",
+                    SECRET_FLAGS[flag],
+                    got=REDACTED,
+                )
+            )
+    return problems
+
+
+def _args_scan(args: tuple[str, ...], path: tuple[object, ...]) -> list[Problem]:
+    """Credential shapes in arguments that are not a secret flag's value (reported above)."""
+    skip = {i + 1 for i, arg in enumerate(args) if arg in SECRET_FLAGS} | {
+        i for i, arg in enumerate(args) if arg.partition("=")[0] in SECRET_FLAGS
+    }
+    return [p for index, arg in enumerate(args) if index not in skip for p in _scan(arg, (*path, index))]
+
+
+def _scan(value: Any, path: tuple[object, ...]) -> list[Problem]:
+    if isinstance(value, str):
+        shape = credential_shape(value)
+        if shape is None:
+            return []
+        return [
+            Problem(
+                join_path(*path),
+                f"the value looks like {shape} written in plain text; it would land unmasked in the objects, the "
+                "state and the preview",
+                "store it under `secrets` (`pulumi config set --secret --path 'secrets.<name>' <value>`) and refer "
+                "to it where the key takes a secret (`env`, `passwordSecret`, `tokenSecret`)",
+                got=REDACTED,
+            )
+        ]
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in _scan(item, (*path, key))]
+    if isinstance(value, (list, tuple)):
+        return [p for index, item in enumerate(value) for p in _scan(item, (*path, index))]
+    return []

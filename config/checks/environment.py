@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from config.checks.credentials import credential_shape, secret_exists
+from config.checks.credentials import secret_exists
+from config.credential_shapes import credential_shape
 from config.errors import Problem, join_path
 from config.sections.models import SecretRef
 from config.spec.model import ModelSpec

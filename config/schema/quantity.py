@@ -52,6 +52,11 @@ def quantity_value(text: str) -> Decimal:
     return Decimal(_client_parser()(text))
 
 
+def quantity_problem(text: str) -> str | None:
+    """Why `text` is not a quantity the API server accepts, or None."""
+    return None if _QUANTITY.match(text.strip()) else "not a Kubernetes quantity"
+
+
 def _to_quantity(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise invalid(

@@ -11,6 +11,8 @@ as it would under `pulumi up`.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,9 +49,9 @@ def _is_secure(value: object) -> bool:
     return isinstance(value, Mapping) and set(value) == {"secure"}
 
 
-def _decrypt_offline(value: Any, path: tuple[object, ...], problems: list[Problem]) -> tuple[Any, bool]:
-    """Replace `secure:` leaves by the placeholder; report whether any were found. A `secure`
-    value that is not ciphertext text is a problem (the CLI cannot decrypt it)."""
+def _decrypt_offline(value: Any, path: tuple[object, ...], problems: list[Problem], found: list[Any]) -> Any:
+    """Replace `secure:` leaves by the placeholder, collecting their key paths and ciphertexts in
+    `found`. A `secure` value that is not ciphertext text is a problem (the CLI cannot decrypt it)."""
     if _is_secure(value):
         if not isinstance(value["secure"], str) or not value["secure"]:
             problems.append(
@@ -60,18 +62,53 @@ def _decrypt_offline(value: Any, path: tuple[object, ...], problems: list[Proble
                     got=REDACTED,
                 )
             )
-        return SECRET_PLACEHOLDER, True
+        found.append((path, value["secure"]))
+        return SECRET_PLACEHOLDER
     if isinstance(value, Mapping):
-        found = False
-        out = {}
-        for key, item in value.items():
-            out[key], secret = _decrypt_offline(item, (*path, key), problems)
-            found |= secret
-        return out, found
+        return {key: _decrypt_offline(item, (*path, key), problems, found) for key, item in value.items()}
     if isinstance(value, list):
-        items = [_decrypt_offline(item, (*path, index), problems) for index, item in enumerate(value)]
-        return [i for i, _ in items], any(s for _, s in items)
-    return value, False
+        return [_decrypt_offline(item, (*path, index), problems, found) for index, item in enumerate(value)]
+    return value
+
+
+def secret_expected(path: tuple[object, ...]) -> bool:
+    """Where the program takes an encrypted value: an entry of `secrets` and `cluster.kubeconfig`.
+    Anywhere else the decrypted text would be used as plain text (arguments, labels, summaries)."""
+    return (path[:1] == ("secrets",) and len(path) == 2) or path == ("cluster", "kubeconfig")
+
+
+def _misplaced_secret(path: tuple[object, ...]) -> Problem:
+    return Problem(
+        join_path(*path),
+        "no key here takes an encrypted value: under `pulumi up` the decrypted text would be used as plain text "
+        "(in pod arguments, labels or summaries) without a mask",
+        "store the value under `secrets` (`pulumi config set --secret --path 'secrets.<name>' <value>`) and refer "
+        "to it where a key takes a secret (`env: {NAME: {secret: <name>}}`, `passwordSecret`, `tokenSecret`); "
+        "a value that is not secret is written in plain text",
+    )
+
+
+# The passphrase and cloud-KMS secrets managers write `v1:<nonce>:<ciphertext>`; they need the
+# stack file's `encryptionsalt` (passphrase) or `encryptedkey` (KMS). Pulumi Cloud's default manager
+# keeps its key in the service and writes no such field.
+_SYMMETRIC_CIPHERTEXT = re.compile(r"^v1:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+$")
+
+
+def _undecryptable(data: Mapping[str, Any], found: list[Any]) -> list[Problem]:
+    if data.get("encryptionsalt") or data.get("encryptedkey"):
+        return []
+    return [
+        Problem(
+            stack_key_path(path),
+            "the value is encrypted with a passphrase or a cloud key (`v1:...`), but the stack file has no "
+            "`encryptionsalt` or `encryptedkey`, so the Pulumi CLI cannot decrypt it",
+            "copy the stack file's `encryptionsalt` (or `secretsprovider` and `encryptedkey`) along with the "
+            "value, or set the value again with `pulumi config set --secret`",
+            got=REDACTED,
+        )
+        for path, ciphertext in found
+        if isinstance(ciphertext, str) and _SYMMETRIC_CIPHERTEXT.match(ciphertext)
+    ]
 
 
 def stack_key_path(path: tuple[object, ...]) -> str:
@@ -118,11 +155,9 @@ def read_stack(project_dir: Path, stack: str, config_file: Path | None = None) -
     path = config_file or project_dir / f"Pulumi.{stack}.yaml"
     if not path.exists():
         raise StackFileError(f"stack file {path} does not exist")
-    data = _read(path) or {}
-    if not isinstance(data, Mapping) or not isinstance(data.get("config") or {}, Mapping):
-        raise StackFileError(f"{path}: expected a mapping with a `config:` mapping")
+    data = _read(path)
+    config = _config_section(data)
     result = StackFile(stack=stack, path=path)
-    config: Mapping[str, Any] = data.get("config") or {}
     merged: dict[str, Any] = {}
     written_as: dict[str, str] = {}
     problems: list[Problem] = []
@@ -141,10 +176,16 @@ def read_stack(project_dir: Path, stack: str, config_file: Path | None = None) -
             )
             continue
         written_as[full] = str(key)
-        plain, secret = _decrypt_offline(value, ("config", str(key)), problems)
-        if secret:
+        found: list[Any] = []
+        plain = _decrypt_offline(value, ("config", str(key)), problems, found)
+        problems += _non_finite_numbers(plain, ("config", str(key)))
+        problems += _undecryptable(data, found)
+        if found:
             result.secret_keys.add(full)
         if namespace == PROJECT:
+            problems += [
+                _misplaced_secret((name, *path[2:])) for path, _ in found if not secret_expected((name, *path[2:]))
+            ]
             merged[name] = plain
             if name == "secrets" and isinstance(value, Mapping):
                 result.plaintext_secrets = [k for k, v in value.items() if not _is_secure(v)]
@@ -161,6 +202,53 @@ def read_stack(project_dir: Path, stack: str, config_file: Path | None = None) -
         text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
         result.pulumi_config[f"{PROJECT}:{name}"] = text
     return result
+
+
+EMPTY_STACK_FIX = (
+    "write the stack's keys under `config:` (`volcano-platform:cluster: {...}`); to remove a stack's "
+    "objects on purpose, run `pulumi destroy`"
+)
+
+
+def _config_section(data: Any) -> Mapping[str, Any]:
+    """The `config:` mapping of a stack file. An empty file, a `null`, a list or a `config:` that is
+    not a mapping with the project's keys is refused: under `pulumi up` the program would register
+    nothing, and the engine would delete every object the stack manages."""
+    config = data.get("config") if isinstance(data, Mapping) else None
+    if data is None:
+        shape = "the stack file is empty"
+    elif not isinstance(data, Mapping):
+        shape = f"the stack file is {'a list' if isinstance(data, list) else 'not a mapping'}"
+    elif not isinstance(config, Mapping) and config is not None:
+        shape = "`config:` is not a mapping"
+    elif not config:
+        shape = "`config:` is empty"
+    elif not any(str(key).partition(":")[0] == PROJECT or ":" not in str(key) for key in config):
+        shape = f"the stack file sets none of the `{PROJECT}:` keys"
+    else:
+        return config
+    raise ConfigError(
+        [Problem("config", f"{shape}, so `pulumi up` would delete every object the stack manages", EMPTY_STACK_FIX)]
+    )
+
+
+def _non_finite_numbers(value: Any, path: tuple[object, ...]) -> list[Problem]:
+    """One rule for every number: `.inf` and `.nan` are YAML floats, but no key of the stack means
+    anything by them, and JSON (how the CLI hands config to programs) cannot carry them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [
+            Problem(
+                stack_key_path(path),
+                "must be a finite number",
+                "write a number such as `0.9` (`.inf` and `.nan` are not numbers a setting can take)",
+                got=str(value),
+            )
+        ]
+    if isinstance(value, Mapping):
+        return [p for key, item in value.items() for p in _non_finite_numbers(item, (*path, key))]
+    if isinstance(value, list):
+        return [p for index, item in enumerate(value) for p in _non_finite_numbers(item, (*path, index))]
+    return []
 
 
 def plaintext_secret_problem(name: str) -> Problem:

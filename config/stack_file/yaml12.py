@@ -14,6 +14,7 @@ are not UTF-8) is reported as a config problem at its key path, before anything 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ def _go_int(plain: str) -> int | None:
     body = digits[2:] if base else digits
     if base is None:
         base = 8 if len(digits) > 1 and digits.startswith("0") else 10
+    if len(body.lstrip("0")) > 64:  # beyond 64 bits in any base (and before Python's digit limit)
+        return None
     value = int(body, base) * (-1 if sign == "-" else 1)
     if -_INT64 <= value < _INT64:
         return value
@@ -77,15 +80,21 @@ def resolve_scalar(text: str) -> tuple[str, Any]:
     first = text[:1]
     if first == ".":
         if _DOT_FLOAT.match(text):
-            return FLOAT, float(text)
+            return _finite_or_text(float(text), text)
     elif first and first in "+-0123456789":
         plain = text.replace("_", "")
         as_int = _go_int(plain)
         if as_int is not None:
             return INT, as_int
         if _GO_FLOAT.match(plain):
-            return FLOAT, float(plain)
+            return _finite_or_text(float(plain), text)
     return STR, text
+
+
+def _finite_or_text(value: float, text: str) -> tuple[str, Any]:
+    """A number out of float64's range (`1e400`, an integer of 400 digits) is text to go-yaml:
+    Go's ParseFloat fails with a range error and the resolver falls back to a string."""
+    return (FLOAT, value) if math.isfinite(value) else (STR, text)
 
 
 class _CliResolver(yaml.resolver.BaseResolver):
@@ -178,6 +187,14 @@ class _Frame:
     index: int = 0
 
 
+_PLAIN_TAGS = frozenset({"!", *(_TAG + t for t in ("str", "int", "float", "bool", "null", "map", "seq"))})
+"""Explicit tags of the JSON types; every other tag (`!!set`, `!!binary`, `!!omap`, `!custom`) is refused."""
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
+
+
 class StackYamlError(Exception):
     """The file cannot be read as the CLI would read it; `problems` say where and why."""
 
@@ -260,7 +277,24 @@ def _scan(text: str, display: Any) -> Iterator[Problem]:
             total += 1
             continue
         path = child_path()
+        tag = getattr(event, "tag", None)
+        if tag is not None and tag not in _PLAIN_TAGS:
+            yield Problem(
+                display(path),
+                f"`{_short_tag(tag)}` (line {line}) is a YAML type that stack config cannot hold: the Pulumi CLI "
+                "passes config to programs as JSON (strings, numbers, booleans, lists and mappings)",
+                "remove the tag and write the value as a plain string, list or mapping",
+            )
+            return
         if isinstance(event, yaml.AliasEvent):
+            if any(frame.anchor == event.anchor for frame in stack):
+                # go-yaml refuses it too ("anchor value contains itself"); expanded, it never ends.
+                yield Problem(
+                    display(path),
+                    f"alias `*{event.anchor}` (line {line}) refers to the value it is part of",
+                    "write the value out instead of referring to itself",
+                )
+                return
             size = anchors.get(event.anchor or "", 1)
         elif isinstance(event, yaml.ScalarEvent):
             size = 1

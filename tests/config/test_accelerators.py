@@ -60,10 +60,10 @@ def test_the_ray_resource_can_be_set(render_raw: Any) -> None:
 
 
 def test_summaries_and_the_picture_use_the_vendors_word(render_raw: Any, tmp_path: Path) -> None:
-    write_render(render_raw(_ascend(SEED)), tmp_path)
-    summary = (tmp_path / "summary.md").read_text()
+    write_render(render_raw(_ascend(SEED)), tmp_path / "out")
+    summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| NPUs |" in summary and "NPUs/pod" in summary and "GPUs" not in summary
-    assert "1024 NPUs" in (tmp_path / "topology.svg").read_text()
+    assert "1024 NPUs" in (tmp_path / "out" / "topology.svg").read_text()
     other = load(mutate(SEED, lambda r: r["cluster"].update(accelerator={"word": "XPU"})))
     assert other.accelerator.words == "XPUs"
 

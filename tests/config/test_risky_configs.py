@@ -48,4 +48,4 @@ def test_risky_config_is_warned_about_or_refused_at_its_key(
     ]
     assert expected in warned, f"{path.name}: expected a warning at `{expected}`, got:\n{err}"
     summary = (out / "summary.md").read_text()
-    assert f"- {expected}: " in summary, "the summary lists every warning"
+    assert f"\n{expected}: " in summary, "the summary lists every warning"

@@ -49,6 +49,11 @@ DEV = (PROJECT_DIR / "Pulumi.dev.yaml").read_text()
         ("18446744073709551615", 2**64 - 1),
         ("-9223372036854775809", -9.223372036854775809e18),
         ("1.5e", "1.5e"),
+        # Beyond float64, Go's ParseFloat fails and go-yaml falls back to text.
+        ("1e400", "1e400"),
+        ("-1e400", "-1e400"),
+        ("9" * 5000, "9" * 5000),
+        ("0x" + "f" * 40, "0x" + "f" * 40),
     ],
 )
 def test_scalars_resolve_as_the_pulumi_cli_resolves_them(text: str, expected: Any) -> None:

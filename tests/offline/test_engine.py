@@ -38,6 +38,7 @@ def test_every_stack_runs_under_the_mock_runtime(stack: str, committed_render: A
 def test_render_writes_the_documented_layout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["render", "--stack", "dev", "--out", str(tmp_path)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".volcano-platform-render",
         "helm",
         "images.txt",
         "manifests",
@@ -59,11 +60,44 @@ def test_two_renders_are_byte_identical(tmp_path: Path) -> None:
     assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
 
 
-def test_rerender_removes_stale_files(tmp_path: Path) -> None:
-    (tmp_path / "manifests").mkdir()
-    (tmp_path / "manifests" / "Stale.yaml").write_text("x")
-    write_render(render_stack(PROJECT_DIR, "dev"), tmp_path)
-    assert not (tmp_path / "manifests" / "Stale.yaml").exists()
+def test_rerender_replaces_the_whole_earlier_render(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_render(render_stack(PROJECT_DIR, "dev"), out)
+    (out / "manifests" / "Stale.yaml").write_text("x")
+    write_render(render_stack(PROJECT_DIR, "dev"), out)
+    assert not (out / "manifests" / "Stale.yaml").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "no staging folder is left behind"
+
+
+def test_a_folder_the_tool_did_not_write_is_never_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    work = tmp_path / "work"
+    (work / "manifests").mkdir(parents=True)
+    (work / "manifests" / "mine.yaml").write_text("kept\n")
+    (work / "notes.txt").write_text("kept\n")
+    assert main(["render", "--stack", "dev", "--out", str(work)]) == 2
+    assert "did not write" in capsys.readouterr().err
+    assert (work / "notes.txt").read_text() == "kept\n" and (work / "manifests" / "mine.yaml").exists()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "link").symlink_to(elsewhere)
+    assert main(["render", "--stack", "dev", "--out", str(tmp_path / "link")]) == 2
+    assert "symbolic link" in capsys.readouterr().err and not any(elsewhere.iterdir())
+
+
+def test_a_failed_render_leaves_the_previous_one_marked_stale(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert main(["render", "--stack", "dev", "--out", str(out)]) == 0
+    before = (out / "summary.md").read_text()
+    broken = tmp_path / "Pulumi.dev.yaml"
+    broken.write_text((PROJECT_DIR / "Pulumi.dev.yaml").read_text().replace("gpusPerNode: 2", "gpusPerNode: two"))
+    assert main(["render", "--stack", "dev", "--config-file", str(broken), "--out", str(out)]) == 2
+    capsys.readouterr()
+    assert (out / "summary.md").read_text() == before
+    assert "stale" in (out / "STALE.md").read_text()
+    assert main(["render", "--stack", "dev", "--out", str(out)]) == 0
+    assert not (out / "STALE.md").exists()
 
 
 def test_integers_stay_integers_and_secrets_are_hidden(tmp_path: Path) -> None:
@@ -124,7 +158,7 @@ def test_duplicate_urns_are_rejected(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "Pulumi.yaml").write_text("name: volcano-platform\nruntime: python\n")
-    (project / "Pulumi.dup.yaml").write_text("config: {}\n")
+    (project / "Pulumi.dup.yaml").write_text("config:\n  volcano-platform:cluster: {}\n")
     (project / "__main__.py").write_text(
         "import pulumi_kubernetes as k8s\n"
         "k8s.core.v1.Namespace('same', metadata={'name': 'a'})\n"
@@ -142,7 +176,7 @@ def test_program_bugs_are_not_mistaken_for_config_errors(tmp_path: Path) -> None
     project = tmp_path / "project"
     project.mkdir()
     (project / "Pulumi.yaml").write_text("name: volcano-platform\nruntime: python\n")
-    (project / "Pulumi.bug.yaml").write_text("config: {}\n")
+    (project / "Pulumi.bug.yaml").write_text("config:\n  volcano-platform:cluster: {}\n")
     (project / "__main__.py").write_text("raise KeyError('oops')\n")
     with pytest.raises(ProgramError, match="KeyError"):
         run_program(project, read_stack(project, "bug"))

@@ -19,7 +19,7 @@ from tests.conftest import PROJECT_DIR
 
 # Lowest first. A module belongs to the layer of the longest entry that names it or a package of it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("config.upstream", "config.errors", "config.project", "config.platform_labels"),
+    ("config.upstream", "config.credential_shapes", "config.errors", "config.project", "config.platform_labels"),
     ("config.stack_file",),
     ("config.schema.base", "config.schema.names", "config.schema.quantity", "config.schema"),
     ("config.sections",),

@@ -1,0 +1,124 @@
+"""The shape a cluster dump must have before anything reads it.
+
+A dump is written by `kubectl get -o json`, but it is a file: it may be cut short, edited by hand
+or not a dump at all. Every object of a kind the preflight and the topology import read is checked
+here for the fields they read (names that are DNS names, labels that are strings, quantities that
+parse, lists and mappings where Kubernetes has them), so a bad dump is an input error naming the
+item and field, never a crash deep inside a check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from config.errors import describe_value, join_path
+from config.schema.names import dns_subdomain_problem, label_value_problem, qualified_name_problem
+from config.schema.quantity import quantity_problem
+
+Path = tuple[object, ...]
+
+
+class DumpShapeError(Exception):
+    """One item of the dump does not have the shape of a Kubernetes object; the message says where."""
+
+
+def _fail(path: Path, what: str, value: Any) -> DumpShapeError:
+    return DumpShapeError(f"{join_path(*path)}: {what} (got {describe_value(value)})")
+
+
+def _mapping(obj: Any, key: str, path: Path, required: bool = False) -> dict[str, Any]:
+    value = obj.get(key)
+    if value is None and not required:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail((*path, key), "must be a mapping", value)
+    return value
+
+
+def _strings(mapping: dict[str, Any], path: Path, key_check: Callable[[str], str | None] | None = None) -> None:
+    for key, value in mapping.items():
+        if key_check is not None and (problem := key_check(key)):
+            raise _fail((*path, key), f"not a valid key: {problem}", key)
+        if not isinstance(value, str):
+            raise _fail((*path, key), "must be a string", value)
+
+
+def _quantities(mapping: dict[str, Any], path: Path) -> None:
+    for key, value in mapping.items():
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or quantity_problem(str(value)):
+            raise _fail((*path, key), "must be a Kubernetes quantity such as `8` or `64Gi`", value)
+
+
+def _list_of_mappings(obj: dict[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
+    value = obj.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise _fail((*path, key), "must be a list of mappings", value)
+    return value
+
+
+def check_metadata(obj: dict[str, Any], path: Path) -> None:
+    metadata = _mapping(obj, "metadata", path, required=True)
+    name = metadata.get("name")
+    if not isinstance(name, str):
+        raise _fail((*path, "metadata", "name"), "must be a string", name)
+    if dns_subdomain_problem(name):
+        raise _fail((*path, "metadata", "name"), "must be a DNS subdomain name", name)
+    namespace = metadata.get("namespace")
+    if namespace is not None and (not isinstance(namespace, str) or dns_subdomain_problem(namespace)):
+        raise _fail((*path, "metadata", "namespace"), "must be a namespace name", namespace)
+    _strings(_mapping(metadata, "labels", (*path, "metadata")), (*path, "metadata", "labels"), qualified_name_problem)
+    labels = metadata.get("labels") or {}
+    for key, value in labels.items():
+        if label_value_problem(value):
+            raise _fail((*path, "metadata", "labels", key), "not a valid label value", value)
+    _strings(_mapping(metadata, "annotations", (*path, "metadata")), (*path, "metadata", "annotations"))
+
+
+def _node(obj: dict[str, Any], path: Path) -> None:
+    status = _mapping(obj, "status", path)
+    for key in ("allocatable", "capacity"):
+        _quantities(_mapping(status, key, (*path, "status")), (*path, "status", key))
+    spec = _mapping(obj, "spec", path)
+    for index, taint in enumerate(_list_of_mappings(spec, "taints", (*path, "spec"))):
+        _strings({k: v for k, v in taint.items() if k in ("key", "value", "effect")}, (*path, "spec", "taints", index))
+
+
+def _queue(obj: dict[str, Any], path: Path) -> None:
+    _quantities(_mapping(_mapping(obj, "spec", path), "capability", (*path, "spec")), (*path, "spec", "capability"))
+    status = _mapping(obj, "status", path)
+    _quantities(_mapping(status, "allocated", (*path, "status")), (*path, "status", "allocated"))
+
+
+def _crd(obj: dict[str, Any], path: Path) -> None:
+    spec = _mapping(obj, "spec", path)
+    if not isinstance(spec.get("group", ""), str):
+        raise _fail((*path, "spec", "group"), "must be a string", spec.get("group"))
+    for index, version in enumerate(_list_of_mappings(spec, "versions", (*path, "spec"))):
+        if not isinstance(version.get("name"), str):
+            raise _fail((*path, "spec", "versions", index, "name"), "must be a string", version.get("name"))
+
+
+def _workload(obj: dict[str, Any], path: Path) -> None:
+    spec = _mapping(obj, "spec", path)
+    pod = _mapping(_mapping(spec, "template", (*path, "spec")), "spec", (*path, "spec", "template"))
+    _list_of_mappings(pod, "containers", (*path, "spec", "template", "spec"))
+
+
+KIND_CHECKS: dict[str, Callable[[dict[str, Any], Path], None]] = {
+    "Node": _node,
+    "Queue": _queue,
+    "CustomResourceDefinition": _crd,
+    "Deployment": _workload,
+}
+
+
+def check_object(obj: dict[str, Any], path: Path) -> None:
+    """Raise DumpShapeError when `obj` lacks the shape the readers rely on."""
+    check_metadata(obj, path)
+    for key in ("spec", "status"):
+        _mapping(obj, key, path)
+    kind_check = KIND_CHECKS.get(str(obj.get("kind")))
+    if kind_check is not None:
+        kind_check(obj, path)
