@@ -70,10 +70,11 @@ quick: $(INSTALLED)
 schema: $(INSTALLED)
 	$(PY) -m config.schema
 
-## golden: re-render the committed stacks into tests/golden/ (review the diff before committing)
+## golden: re-render the committed stacks into tests/golden/ and the example preview role (review the diff)
 golden: $(INSTALLED)
 	for file in Pulumi.*.yaml; do stack=$${file#Pulumi.}; stack=$${stack%.yaml}; \
 	  $(TOOL) render --stack "$$stack" --out "tests/golden/$$stack" || exit 1; done
+	$(TOOL) preview-role --stack aicloud-a > docs/rbac/preview-reader.yaml
 
 ## lock: recompile the hashed lock files from requirements*.in (needs PyPI)
 lock: $(INSTALLED)

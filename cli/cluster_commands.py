@@ -1,7 +1,7 @@
-"""`preflight` and `import-topology`: the subcommands that read a live cluster.
+"""`preflight`, `import-topology` and `preview-role`: the subcommands about a live cluster.
 
-Both read a cluster with GET and LIST only (or a recorded `List` given with `--from`) and never
-write to it.
+The first two read a cluster with GET and LIST only (or a recorded `List` given with `--from`) and
+never write to it; `preview-role` prints the RBAC objects that allow exactly those reads.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from cli.exit import FOUND, OK, UsageError, stack_name
 from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, render_stack_of
 from live.cluster_state import DUMP_COMMAND, ClusterState, read_cluster, read_file
 
+TOOL_NAME = "volcano-platform"
 FROM_HELP = f"read the cluster from this JSON or YAML List instead of the API server; write it with `{DUMP_COMMAND}`"
 
 
@@ -61,6 +62,27 @@ def cmd_import_topology(args: argparse.Namespace) -> int:
     return FOUND if imported.problems else OK
 
 
+def cmd_preview_role(args: argparse.Namespace) -> int:
+    from components.kubernetes.yaml_text import dump
+    from live.access import DEFAULT_SUBJECT, Subject, preview_access
+
+    try:
+        subject = Subject.parse(args.subject) if args.subject else DEFAULT_SUBJECT
+    except ValueError as error:
+        raise UsageError(f"--subject {error}") from None
+    documents = preview_access(render_stack_of(args), subject)
+    print(
+        f"# Read-only access of the preview identity of stack `{args.stack}`, written by\n"
+        f"# `{TOOL_NAME} preview-role --stack {args.stack}`: get and list on what `pulumi preview --refresh` and\n"
+        f"# `{TOOL_NAME} preflight` read, Secrets only in the stack's namespaces, no `*`, no subresources, no\n"
+        "# watch, no writes (previews then diff client-side). Apply it after the first `pulumi up` (the Roles\n"
+        "# need the stack's namespaces) and again when the stack gains a kind or a namespace; the preview\n"
+        "# workflow's KUBECONFIG_<STACK> is a kubeconfig of the subject bound here."
+    )
+    print("---\n".join(dump(document) for document in documents), end="")
+    return OK
+
+
 def _cluster_arguments(parser: argparse.ArgumentParser, context_default: str) -> None:
     parser.add_argument("--from", dest="from_file", metavar="FILE", help=FROM_HELP)
     parser.add_argument("--kubeconfig", help="kubeconfig file to read the cluster with (default: the ambient one)")
@@ -102,3 +124,23 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
     topology.add_argument("--resource", help="accelerator resource to count per node (default: the stack's)")
     _cluster_arguments(topology, "the current one")
     topology.set_defaults(handler=cmd_import_topology)
+    role = sub.add_parser(
+        "preview-role",
+        help="print the RBAC objects of a read-only preview identity for a stack",
+        description="Render the stack and print a ClusterRole, Roles in the stack's namespaces and their bindings "
+        "that allow exactly what `pulumi preview --refresh` and `preflight` read: get and list on the kinds the "
+        "stack manages and the preflight reads, Secrets only in the stack's namespaces, no `*`, no subresources, "
+        "no watch and no writes. Apply it (again whenever the stack gains a kind or a namespace) and give the "
+        "preview workflow a kubeconfig of the subject.",
+        epilog="examples:\n  volcano-platform preview-role --stack aicloud-a | kubectl apply -f -\n"
+        "  volcano-platform preview-role --stack aicloud-a --subject Group:platform-previewers",
+        formatter_class=formatter,
+    )
+    role.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
+    role.add_argument("--config-file", help=CONFIG_FILE_HELP)
+    role.add_argument(
+        "--subject",
+        help="who the bindings name: ServiceAccount:<namespace>/<name> (default: "
+        "ServiceAccount:kube-system/volcano-platform-preview, created too), User:<name> or Group:<name>",
+    )
+    role.set_defaults(handler=cmd_preview_role)

@@ -81,6 +81,25 @@ def _crd_schemas_in(directory: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return schemas
 
 
+@cache
+def _crd_names_in(directory: Path) -> dict[tuple[str, str], tuple[str, bool]]:
+    names: dict[tuple[str, str], tuple[str, bool]] = {}
+    for path in sorted(directory.glob("crd/*.yaml")):
+        for doc in load_all_yaml_text(path.read_text()):
+            if doc and doc.get("kind") == "CustomResourceDefinition":
+                spec = doc["spec"]
+                names[(spec["group"], spec["names"]["kind"])] = (spec["names"]["plural"], spec["scope"] == "Namespaced")
+    return names
+
+
+def crd_names(directories: Iterable[Path]) -> dict[tuple[str, str], tuple[str, bool]]:
+    """(group, kind) -> (plural resource name, namespaced) of every vendored CRD in `directories`."""
+    out: dict[tuple[str, str], tuple[str, bool]] = {}
+    for directory in directories:
+        out.update(_crd_names_in(directory))
+    return out
+
+
 def crd_schemas(directories: Iterable[Path]) -> dict[tuple[str, str], dict[str, Any]]:
     """(apiVersion, kind) -> openAPIV3Schema of every vendored CRD in `directories`."""
     out: dict[tuple[str, str], dict[str, Any]] = {}

@@ -11,6 +11,8 @@ limit="${2:-60000}"   # GitHub comments hold 65536 characters; leave room for th
 pictures="${3:-}"
 cd "$(dirname "$0")/../.." || exit 2
 
+failure="$(mktemp)"
+trap 'rm -f "$failure"' EXIT
 table=""
 platform=""
 objects=""
@@ -27,7 +29,8 @@ for file in Pulumi.*.yaml; do
   if [ -z "$status" ]; then
     status="**diff failed**"
     failed=1
-    platform+="### \`$stack\`"$'\n\n```\n'"$output"$'\n```\n\n'
+    printf '%s\n' "$output" > "$failure"
+    platform+="$(.github/scripts/fence.sh "\`$stack\`: the diff failed" "$failure" 20000)"$'\n\n'
   elif [ "$status" != "no changes" ]; then
     if printf '%s\n' "$output" | grep -q '^PROVIDER REPLACED'; then
       status="**provider replaced: every resource is replaced**; $status"

@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # The stacks of this repository as a JSON matrix: [{"stack": "dev", "kubeconfig": "KUBECONFIG_DEV"}, ...].
+# A stack's name comes from its file name, which anyone who can open a pull request chooses, and
+# flows into job names, secret names and shell commands: only names that follow Pulumi's rule for
+# stack names (letters, digits, `-`, `_`, `.`; at most 100) are accepted, and the JSON is written
+# by a JSON encoder, never pasted together.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-first=1
-printf '['
+names=()
 for file in Pulumi.*.yaml; do
   stack="${file#Pulumi.}"; stack="${stack%.yaml}"
-  secret="KUBECONFIG_$(printf '%s' "$stack" | tr '[:lower:]-' '[:upper:]_')"
-  [ "$first" = 1 ] || printf ','
-  first=0
-  printf '{"stack":"%s","kubeconfig":"%s"}' "$stack" "$secret"
+  if ! [[ "$stack" =~ ^[A-Za-z0-9_.-]{1,100}$ ]] || [ "$stack" = "." ] || [ "$stack" = ".." ]; then
+    echo "::error::$(printf '%q' "$file") does not name a Pulumi stack (letters, digits, -, _ and . only)" >&2
+    exit 1
+  fi
+  names+=("$stack")
 done
-printf ']\n'
+python3 -c '
+import json, re, sys
+stacks = sys.argv[1:]
+print(json.dumps([{"stack": s, "kubeconfig": "KUBECONFIG_" + re.sub("[^A-Z0-9]", "_", s.upper())} for s in stacks]))
+' "${names[@]}"

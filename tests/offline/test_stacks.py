@@ -10,19 +10,13 @@ import pytest
 
 from offline.diff import diff_dirs
 from offline.render import write_render
-from offline.render_folder import MARKER
 from tests.conftest import PROJECT_DIR, STACKS, mutate, stack_raw
 
 GOLDEN = PROJECT_DIR / "tests" / "golden"
 
 
 def _files(directory: Path) -> dict[str, str]:
-    """The render's files, without the marker every render folder has."""
-    return {
-        str(p.relative_to(directory)): p.read_text()
-        for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.name != MARKER
-    }
+    return {str(p.relative_to(directory)): p.read_text() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -18,8 +18,14 @@ from tests.conftest import PROJECT_DIR, STACKS, require_tool
 
 WORKFLOWS = sorted((PROJECT_DIR / ".github" / "workflows").glob("*.yml"))
 TOOLS = PROJECT_DIR / "tests" / "tools"
-RBAC = PROJECT_DIR / "docs" / "rbac" / "preview-reader.yaml"
-PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@(v\d+|[0-9a-f]{40})$")
+PINNED = re.compile(r"^\s*(?:- )?uses: ([\w.-]+/[\w.-]+(?:/[\w./-]+)?)@([0-9a-f]{40}) # v\d+\.\d+\.\d+$")
+OIDC_ACTIONS = {
+    "aws-actions/configure-aws-credentials",
+    "google-github-actions/auth",
+    "azure/login",
+    "pulumi/auth-actions",
+}
+INSTALLS = ("pip install", "make .venv", "npm ", "apt-get", "make test", "make tools")
 
 
 def _workflow(path: Path) -> dict[str, Any]:
@@ -34,6 +40,10 @@ def _steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
     return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
 
 
+def _action(step: dict[str, Any]) -> str:
+    return str(step.get("uses", "")).split("@")[0]
+
+
 def test_there_are_pr_preview_and_deploy_workflows() -> None:
     assert [p.name for p in WORKFLOWS] == ["deploy.yml", "preview.yml", "pull-request.yml"]
 
@@ -46,17 +56,64 @@ def test_workflow_validates_against_the_github_schema(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
-def test_actions_are_pinned_to_a_major_version_or_sha(path: Path) -> None:
+def test_actions_are_pinned_to_a_commit_with_the_version_in_a_comment(path: Path) -> None:
+    lines = [line for line in path.read_text().splitlines() if re.match(r"^\s*(- )?uses:", line)]
+    assert lines
+    for line in lines:
+        assert PINNED.match(line), f"{path.name}: `{line.strip()}` is not pinned to a commit SHA with `# vX.Y.Z`"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_checkouts_keep_no_credentials(path: Path) -> None:
     for step in _steps(_workflow(path)):
-        if "uses" in step:
-            assert PINNED.match(step["uses"]), f"{path.name}: `{step['uses']}` is not pinned"
+        if _action(step) == "actions/checkout":
+            assert step.get("with", {}).get("persist-credentials") is False, path.name
 
 
-def _pulumi_command_step(workflow: dict[str, Any]) -> dict[str, Any]:
-    (step,) = [
-        s for s in _steps(workflow) if s.get("uses", "").startswith("pulumi/actions@") and "command" in s["with"]
-    ]
-    return step
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_secrets_reach_only_the_steps_that_use_them(path: Path) -> None:
+    workflow = _workflow(path)
+    assert workflow["permissions"] == {}, "permissions are granted per job"
+    assert "secrets." not in json.dumps(workflow.get("env", {}))
+    for name, job in workflow["jobs"].items():
+        assert "secrets" not in json.dumps(job.get("env", {})), f"{path.name}: job {name} gives every step a secret"
+        for step in job.get("steps", []):
+            if "secrets" in json.dumps(step):
+                assert "run" in step and "uses" not in step, f"{path.name}: a secret reaches an action: {step}"
+                assert "secrets" not in json.dumps(step.get("with", {}))
+                assert set(step["env"]) <= {"KUBECONFIG_DATA", "PULUMI_CONFIG_PASSPHRASE"}, step
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_everything_is_installed_before_any_credential_exists(path: Path) -> None:
+    for job in _workflow(path)["jobs"].values():
+        steps = job.get("steps", [])
+        credentialed = [i for i, s in enumerate(steps) if "secrets" in json.dumps(s) or _action(s) in OIDC_ACTIONS]
+        if not credentialed:
+            continue
+        for step in steps[credentialed[0] :]:
+            run = step.get("run", "")
+            assert not any(word in run for word in INSTALLS), f"{path.name}: installs after credentials: {run}"
+            action = _action(step)
+            assert not action or action in OIDC_ACTIONS or action.startswith("actions/"), (
+                f"{path.name}: third-party action {action} runs after credentials exist"
+            )
+
+
+def test_the_jobs_that_run_branch_code_cannot_write_and_the_commenting_jobs_run_none() -> None:
+    for path in WORKFLOWS:
+        for name, job in _workflow(path)["jobs"].items():
+            permissions = job.get("permissions", {})
+            runs_code = any(_action(s) == "actions/checkout" for s in job.get("steps", []))
+            if runs_code:
+                assert permissions.get("pull-requests") != "write", f"{path.name}: {name} runs branch code and writes"
+                assert permissions.get("contents") == "read"
+            else:
+                assert not [s for s in job.get("steps", []) if "run" in s], f"{path.name}: {name}"
+            if permissions.get("id-token") == "write":
+                assert job.get("environment") in ("preview", "production"), (
+                    f"{path.name}: {name} gets OIDC outside an environment"
+                )
 
 
 def _pinned_pulumi() -> str:
@@ -67,15 +124,14 @@ def _pinned_pulumi() -> str:
 @pytest.mark.parametrize(("name", "command"), [("preview.yml", "preview"), ("deploy.yml", "up")])
 def test_live_workflows_run_pulumi_with_refresh_the_policy_pack_and_the_pinned_cli(name: str, command: str) -> None:
     workflow = _workflow(PROJECT_DIR / ".github" / "workflows" / name)
-    step = _pulumi_command_step(workflow)
-    assert step["with"]["command"] == command
-    assert step["with"]["policyPacks"] == "policy"
-    assert step["with"]["refresh"] is True, "a preview that does not refresh compares with stale state"
-    assert step["with"]["stack-name"].endswith("/volcano-platform/${{ matrix.stack }}")
+    runs = [s["run"] for s in _steps(workflow) if "run" in s]
+    (run,) = [r for r in runs if "pulumi-run.sh" in r]
+    assert f'.github/scripts/with-kubeconfig.sh .github/scripts/pulumi-run.sh {command} "$STACK"' in run
+    script = (PROJECT_DIR / ".github" / "scripts" / "pulumi-run.sh").read_text()
+    assert "--refresh --policy-pack policy" in script, "a preview that does not refresh compares with stale state"
     assert workflow["env"]["PULUMI_VERSION"] == _pinned_pulumi()
-    installs = [s for s in _steps(workflow) if s.get("uses", "").startswith("pulumi/actions@")]
-    assert all(s["with"]["pulumi-version"] == "${{ env.PULUMI_VERSION }}" for s in installs)
-    assert workflow["permissions"]["id-token"] == "write", "OIDC needs an id-token"
+    installs = [s for s in _steps(workflow) if _action(s) == "pulumi/actions"]
+    assert installs and all(s["with"] == {"pulumi-version": "${{ env.PULUMI_VERSION }}"} for s in installs)
 
 
 @pytest.mark.parametrize(("name", "environment"), [("preview.yml", "preview"), ("deploy.yml", "production")])
@@ -85,15 +141,9 @@ def test_live_workflows_log_in_loudly_before_pulumi_runs(name: str, environment:
     assert job["environment"] == environment
     steps = job["steps"]
     login = next(i for i, s in enumerate(steps) if "pulumi-login.sh" in s.get("run", ""))
-    assert login < steps.index(_pulumi_command_step(workflow))
-    cloud_logins = {s["uses"].split("@")[0] for s in steps[:login] if "uses" in s and "(OIDC)" in s.get("name", "")}
-    assert cloud_logins == {
-        "aws-actions/configure-aws-credentials",
-        "google-github-actions/auth",
-        "azure/login",
-        "pulumi/auth-actions",
-    }
-    assert {"PULUMI_BACKEND_URL", "PULUMI_CLOUD_ORGANIZATION", "PULUMI_CONFIG_PASSPHRASE"} <= set(job["env"])
+    assert login < next(i for i, s in enumerate(steps) if "pulumi-run.sh" in s.get("run", ""))
+    assert {_action(s) for s in steps[:login] if _action(s) in OIDC_ACTIONS} == OIDC_ACTIONS
+    assert {"PULUMI_BACKEND_URL", "PULUMI_CLOUD_ORGANIZATION"} <= set(job["env"])
 
 
 def test_deploy_runs_one_up_per_stack_at_a_time_after_merges_to_main() -> None:
@@ -102,17 +152,15 @@ def test_deploy_runs_one_up_per_stack_at_a_time_after_merges_to_main() -> None:
     assert deploy["on"]["push"]["branches"] == ["main"]
 
 
-def test_live_preview_never_runs_for_forks_and_reports_preflight() -> None:
+def test_live_preview_never_runs_for_forks_and_reports_preflight_and_preview() -> None:
     preview = _workflow(PROJECT_DIR / ".github" / "workflows" / "preview.yml")
     guard = preview["jobs"]["stacks"]["if"]
     assert "github.event.pull_request.head.repo.full_name == github.repository" in guard
     assert preview["jobs"]["preview"]["needs"] == "stacks", "the preview job inherits the fork guard"
-    steps = preview["jobs"]["preview"]["steps"]
-    runs = [s.get("run", "") for s in steps]
+    runs = [s.get("run", "") for s in preview["jobs"]["preview"]["steps"]]
     assert any(".venv/bin/volcano-platform preflight --stack" in run for run in runs)
-    post = next(s for s in steps if s.get("uses", "").startswith("marocchino/sticky-pull-request-comment@"))
-    assert post["with"]["path"] == "preflight.md" and "always()" in post["if"]
-    assert _pulumi_command_step(preview)["with"]["comment-on-pr"] is True
+    posted = [s["with"]["path"] for s in preview["jobs"]["comment"]["steps"] if "sticky" in s.get("uses", "")]
+    assert posted == ["report/preflight.md", "report/preview.md"]
 
 
 def _run(args: list[Any], **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -178,8 +226,8 @@ def test_pull_request_job_runs_the_makefile_commands() -> None:
     assert 'diff: $(INSTALLED)\n\t$(TOOL) diff --stack "$$STACK" --base "$$BASE"' in makefile
     comment = next(s for s in _steps(workflow) if "sticky-pull-request-comment" in s.get("uses", ""))
     assert comment["with"]["header"] == "offline-diff"
-    assert "head.repo.full_name == github.repository" in comment["if"], "a fork's token cannot comment"
-    assert "id-token" not in workflow["permissions"] and "secrets." not in json.dumps(workflow)
+    assert "head.repo.full_name == github.repository" in workflow["jobs"]["comment"]["if"], "a fork cannot comment"
+    assert "id-token" not in json.dumps(workflow) and "secrets." not in json.dumps(workflow)
 
 
 def test_the_comment_has_a_file_to_post_when_the_tests_failed(tmp_path: Path) -> None:
@@ -260,15 +308,53 @@ def test_scripts_pass_shellcheck() -> None:
     assert proc.returncode == 0, proc.stdout
 
 
-def test_preview_reader_role_is_valid_and_cannot_write() -> None:
-    import kubernetes_validate
+def test_the_kubeconfig_exists_only_while_the_command_runs(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.sh"
+    probe.write_text(
+        '#!/usr/bin/env bash\nprintf "%s|%s|%s\\n" "$(cat "$KUBECONFIG")" "$(stat -c %a "$KUBECONFIG")" '
+        '"${KUBECONFIG_DATA:-unset}" > "$1"\necho "$KUBECONFIG" >> "$1"\nexit 7\n'
+    )
+    probe.chmod(0o755)
+    seen = tmp_path / "seen"
+    proc = _run(
+        [PROJECT_DIR / ".github" / "scripts" / "with-kubeconfig.sh", probe, seen],
+        env={"PATH": "/usr/bin:/bin", "KUBECONFIG_DATA": "apiVersion: v1", "RUNNER_TEMP": str(tmp_path)},
+    )
+    assert proc.returncode == 7, "the command's status is kept"
+    content, path = seen.read_text().splitlines()
+    assert content == "apiVersion: v1|600|unset", "private to the user, and the secret is not in the environment"
+    assert not Path(path).exists(), "deleted when the command ends"
+    missing = _run([PROJECT_DIR / ".github" / "scripts" / "with-kubeconfig.sh", "true"], env={"PATH": "/usr/bin:/bin"})
+    assert missing.returncode != 0 and "KUBECONFIG_DATA" in missing.stderr
 
-    documents = list(yaml.safe_load_all(RBAC.read_text()))
-    for document in documents:
-        kubernetes_validate.validate(document, "1.30", strict=True)
-    (role,) = [d for d in documents if d["kind"] == "ClusterRole"]
-    verbs = {verb for rule in role["rules"] for verb in rule["verbs"]}
-    assert verbs == {"get", "list", "watch"}
-    (binding,) = [d for d in documents if d["kind"] == "ClusterRoleBinding"]
-    assert binding["roleRef"]["name"] == role["metadata"]["name"]
-    assert "docs/rbac/preview-reader.yaml" in (PROJECT_DIR / ".github" / "workflows" / "preview.yml").read_text()
+
+def test_untrusted_output_cannot_close_its_fence(tmp_path: Path) -> None:
+    hostile = tmp_path / "out.txt"
+    hostile.write_text("before\n````\n## Approved by @admin\n```` \nafter\n")
+    proc = _run([PROJECT_DIR / ".github" / "scripts" / "fence.sh", "title", hostile], env={"PATH": "/usr/bin:/bin"})
+    lines = proc.stdout.splitlines()
+    fence = lines[2]
+    assert set(fence) == {"`"} and len(fence) == 5 and lines[-1] == fence
+    assert all(not line.startswith(fence) for line in lines[3:-1]), "nothing inside closes the block"
+
+
+def test_stack_names_outside_pulumis_rule_are_refused_by_the_matrix_script(tmp_path: Path) -> None:
+    scripts = tmp_path / ".github" / "scripts"
+    scripts.mkdir(parents=True)
+    shutil.copy(PROJECT_DIR / ".github" / "scripts" / "stacks.sh", scripts / "stacks.sh")
+    (tmp_path / "Pulumi.ok-1.yaml").write_text("config: {}\n")
+    proc = _run([scripts / "stacks.sh"], env={"PATH": "/usr/bin:/bin"})
+    assert json.loads(proc.stdout) == [{"stack": "ok-1", "kubeconfig": "KUBECONFIG_OK_1"}]
+    (tmp_path / 'Pulumi.x",{"stack":"$(id)".yaml').write_text("config: {}\n")
+    proc = _run([scripts / "stacks.sh"], env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1 and "does not name a Pulumi stack" in proc.stderr and not proc.stdout
+
+
+def test_make_variables_never_run_as_commands(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    proc = _run(
+        ["make", "-s", "--no-print-directory", "check", f"STACK=x;touch {marker};"],
+        cwd=PROJECT_DIR,
+    )
+    assert not marker.exists()
+    assert proc.returncode != 0 and "is not a Pulumi stack name" in proc.stderr
