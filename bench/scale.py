@@ -5,7 +5,7 @@ of single- and multi-node models) and measures, in one process:
 
   validate_s  config load + validation + placement feasibility (`config.load_raw`)
   program_s   the whole program under the offline engine (`__main__.py`, mock runtime), as
-              `python -m offline render` runs it
+              `volcano-platform render` runs it
   floor_s     the same engine replaying the program's registrations (same types, URNs, parents,
               dependencies, providers, options and inputs) through pulumi-kubernetes' generated
               classes, with no program logic and no tuning: what any Pulumi program registering
@@ -15,7 +15,12 @@ of single- and multi-node models) and measures, in one process:
               language host does (from the start of the run until the process is gone)
   peak_rss_mb peak resident memory of a fresh process running the program once
 
+  config_kib  the stack file's config as the CLI hands it over (`PULUMI_CONFIG`), with the topology
+              and the tenants in included files (`--write-stack`); Linux allows 128 KiB
+
 Usage:  python bench/scale.py --size large [--repeat 3]
+        python bench/scale.py --size huge --write-stack /tmp/huge   # then render it:
+          volcano-platform render --stack bench-huge --config-file /tmp/huge/Pulumi.bench-huge.yaml
         python bench/scale.py --size all --repeat 3 --profile 25 --results bench/results.md [--before FILE]
 Prints one JSON line per size (then the example cluster's end-to-end figures, the profile and the
 load average when writing --results); with --results, writes the Markdown report. Sizes run in
@@ -47,6 +52,7 @@ from pulumi.runtime.proto import source_pb2  # noqa: E402
 import config  # noqa: E402
 from bench.floor import floor_program  # noqa: E402
 from bench.report import load_average, results_markdown  # noqa: E402
+from bench.stack_dir import handover_environment, stack_from_environment, write_stack_dir  # noqa: E402
 from bench.synthetic import SIZES, Size, stack_file, synthetic_stack  # noqa: E402
 from config.stack_file.reader import StackFile  # noqa: E402
 from offline import engine  # noqa: E402
@@ -97,7 +103,8 @@ def measure(size: Size, repeat: int) -> dict[str, Any]:
         "floor_s": round(floor_s, 3),
         "ratio": round(program_s / floor_s, 3),
         "program_ms_per_resource": round(1000 * program_s / len(registrations), 3),
-        "host_s": round(host_s := host_seconds(size, repeat), 3),
+        "host_s": round(host_s := (host := host_seconds(size, repeat))[0], 3),
+        "config_kib": round(host[1] / 1024, 1),
         "host_ms_per_resource": round(1000 * host_s / len(registrations), 3),
         "peak_rss_mb": _in_fresh_process("--program-rss", size.name)["peak_rss_mb"],
         "repeat": repeat,
@@ -106,7 +113,7 @@ def measure(size: Size, repeat: int) -> dict[str, Any]:
 
 
 def _program_run(stack: StackFile) -> tuple[float, RunResult]:
-    """One timed run of the program as `python -m offline render` runs it: the collector is off
+    """One timed run of the program as `volcano-platform render` runs it: the collector is off
     before, during and after the run (the program turns it off itself; the command line never
     turns it on, and ends with `os._exit`). What the run leaves is collected afterwards, untimed,
     to keep this process small; left to the next allocation, that collection would land in the
@@ -127,25 +134,57 @@ def _stack_capture_skipped() -> Iterator[None]:
     yield
 
 
-def host_run(size: Size) -> NoReturn:
-    """The program as Pulumi's language host runs it, in this fresh process: one run, then a normal
-    exit (CPython's last collection included). Prints the time the run starts; the parent times the
+def host_run(stack_path: Path) -> NoReturn:
+    """The program as Pulumi's language host runs it, in this fresh process: the stack file's config
+    from `PULUMI_CONFIG` (the included files read by the program), one run, then a normal exit
+    (CPython's last collection included). Prints the time the run starts; the parent times the
     rest, until the process is gone. The SDK's stack capture is skipped, as in the other figures."""
-    stack = stack_file(size, synthetic_stack(size))
+    stack = stack_from_environment(stack_path)
     engine._engine_only_shortcuts = _stack_capture_skipped
     print(time.time(), flush=True)
-    run_program(ROOT, stack)
+    result = run_program(ROOT, stack)
+    if result.config_error is not None:
+        raise SystemExit(f"the written stack is invalid:\n{result.config_error}")
     sys.exit(0)
 
 
-def host_seconds(size: Size, repeat: int) -> float:
-    """Median of `repeat` language-host runs (`host_run`), each in its own process."""
+def host_seconds(size: Size, repeat: int) -> tuple[float, int]:
+    """Median of `repeat` language-host runs (`host_run`), each in its own process, of the stack
+    written as a project folder; and the bytes of the `PULUMI_CONFIG` entry they were handed."""
     runs = []
-    for _ in range(repeat):
-        args = [sys.executable, __file__, "--host-run", size.name]
-        started = float(subprocess.run(args, check=True, capture_output=True, text=True).stdout.split()[0])
-        runs.append(time.time() - started)
-    return statistics.median(runs)
+    with tempfile.TemporaryDirectory(prefix="vp-bench-") as folder:
+        stack_path = write_stack_dir(size, Path(folder))
+        env, handed = handover_environment(stack_path)
+        for _ in range(repeat):
+            args = [sys.executable, __file__, "--host-run", str(stack_path)]
+            # An environment past the limit fails here with E2BIG, as `pulumi preview` would.
+            done = subprocess.run(args, check=True, capture_output=True, text=True, env=env)
+            runs.append(time.time() - float(done.stdout.split()[0]))
+    return statistics.median(runs), handed
+
+
+def label_modes(size: Size) -> dict[str, Any]:
+    """Resources and the size of `resources.yaml` when the stack labels the nodes (a NodePatch per
+    node) and when provisioning does (`topology.nodeLabels.enabled: false`), for the stack written
+    as a project folder and rendered as users render it."""
+    from offline.render import render_stack, write_render
+
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="vp-bench-") as folder:
+        stack_path = write_stack_dir(size, Path(folder))
+        topology = Path(folder) / "clusters" / f"bench-{size.name}" / "topology.yaml"
+        for mode in ("patched", "unowned"):
+            if mode == "unowned":
+                topology.write_text(
+                    topology.read_text().replace("topology:\n", "topology:\n  nodeLabels: {enabled: false}\n", 1)
+                )
+            result = render_stack(ROOT, f"bench-{size.name}", stack_path)
+            write_render(result, Path(folder) / mode)
+            out[mode] = {
+                "resources": len(result.rendered.index),
+                "resources_yaml_kib": round((Path(folder) / mode / "resources.yaml").stat().st_size / 1024, 1),
+            }
+    return out
 
 
 def program_peak_rss_mb(size: Size) -> float:
@@ -186,16 +225,16 @@ def example_figures(repeat: int) -> dict[str, Any]:
         old, new = Path(tmp) / "old", Path(tmp) / "new"
         for out in (old, new):
             subprocess.run(
-                [python, "-m", "offline", "render", "--stack", "aicloud-a", "--out", str(out)],
+                [python, "-m", "cli", "render", "--stack", "aicloud-a", "--out", str(out)],
                 cwd=ROOT,
                 check=True,
                 capture_output=True,
             )
         baseline = _median_seconds([python, "-c", "import pulumi, pulumi_kubernetes, pydantic, yaml"], repeat)
-        render = _median_seconds([python, "-m", "offline", "render", "--stack", "aicloud-a", "--out", str(new)], repeat)
-        check = _median_seconds([python, "-m", "offline", "check", "--stack", "aicloud-a"], repeat)
-        cli = _median_seconds([python, "-m", "offline", "--help"], repeat)
-        diff = _median_seconds([python, "-m", "offline", "diff", str(old), str(new)], repeat)
+        render = _median_seconds([python, "-m", "cli", "render", "--stack", "aicloud-a", "--out", str(new)], repeat)
+        check = _median_seconds([python, "-m", "cli", "check", "--stack", "aicloud-a"], repeat)
+        cli = _median_seconds([python, "-m", "cli", "--help"], repeat)
+        diff = _median_seconds([python, "-m", "cli", "diff", str(old), str(new)], repeat)
     return {
         "import_baseline_s": baseline,
         "render_s": render,
@@ -260,10 +299,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-lines", help="rebuild --results from JSON lines saved earlier, without measuring")
     parser.add_argument("--profile-only", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--program-rss", choices=SIZES, help=argparse.SUPPRESS)
-    parser.add_argument("--host-run", choices=SIZES, help=argparse.SUPPRESS)
+    parser.add_argument("--label-modes", choices=SIZES, help=argparse.SUPPRESS)
+    parser.add_argument("--write-stack", metavar="DIR", help="write the --size cluster as a project folder and stop")
+    parser.add_argument("--host-run", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.host_run:
-        host_run(SIZES[args.host_run])
+        host_run(Path(args.host_run))
+    if args.write_stack:
+        if args.size == "all":
+            parser.error("--write-stack writes one --size")
+        path = write_stack_dir(SIZES[args.size], Path(args.write_stack))
+        _, handed = handover_environment(path)
+        print(json.dumps({"stack_file": str(path), "config_kib": round(handed / 1024, 1)}))
+        return 0
+    if args.label_modes:
+        print(json.dumps({"label_modes": label_modes(SIZES[args.label_modes])}))
+        return 0
     if args.program_rss:
         print(json.dumps({"peak_rss_mb": program_peak_rss_mb(SIZES[args.program_rss])}))
         return 0
@@ -295,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     example = example_figures(max(args.repeat, 3))
     print(json.dumps({"example": example}), flush=True)
+    modes = _in_fresh_process("--label-modes", "huge")["label_modes"]
+    print(json.dumps({"label_modes": modes}), flush=True)
+    example = {**example, "label_modes": modes}
     profile = _in_fresh_process("--profile-only", str(args.profile))["profile"] if args.profile else {}
     if profile:
         print(json.dumps({"profile": profile}), flush=True)

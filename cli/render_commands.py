@@ -50,7 +50,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from offline.diff import diff_dirs, diff_markdown, render_at_revision
+    from offline.diff import changed_stack_files, diff_dirs, diff_markdown, render_at_revision
     from offline.render import write_render
 
     if args.stack:
@@ -61,11 +61,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
             old, new = keep / "base", Path(args.out or keep / "head")
             render_at_revision(PROJECT_DIR, args.base, args.stack, old)
             write_render(render_stack_of(args), new)
+            files = [] if args.config_file else changed_stack_files(PROJECT_DIR, args.base, args.stack)
             if args.markdown:
-                result, text = diff_markdown(old, new, f"`{args.stack}`: `{args.base}` → this change")
+                result, text = diff_markdown(old, new, f"`{args.stack}`: `{args.base}` → this change", files)
             else:
                 result, text = diff_dirs(old, new)
-                text = f"stack {args.stack}: {args.base} -> working tree\n{text}"
+                changed = f"files changed: {', '.join(files)}\n" if files else ""
+                text = f"stack {args.stack}: {args.base} -> working tree\n{changed}{text}"
             print(text, end="")
             return OK if result.empty else FOUND
     if len(args.dirs) != 2:

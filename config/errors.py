@@ -64,9 +64,12 @@ class Problem:
     fix: str = ""
     got: object = field(default=NOT_GIVEN)
     severity: Severity = "error"
+    file: str = ""
+    """The included file (`include`) the key path is in; empty for the stack file."""
 
     def __str__(self) -> str:
-        text = f"{self.path}: {one_line(redact(self.message), keep_backticks=True)}"
+        where = f"{one_line(self.file)}: " if self.file else ""
+        text = f"{where}{self.path}: {one_line(redact(self.message), keep_backticks=True)}"
         if self.got is not NOT_GIVEN:
             text += f" (got {describe_value(self.got)})"
         if self.fix:

@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import json
 from collections.abc import Collection, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,6 +18,7 @@ from pydantic import ValidationError
 from config.checks import run_checks
 from config.checks.credentials import kubeconfig_credentials, kubeconfig_problem
 from config.errors import ConfigError, Problem, errors_of, join_path, warnings_of
+from config.handover import handover_problems
 from config.model_defaults import apply_model_defaults, blame_model_defaults, relocate_inherited
 from config.project import PROJECT
 from config.schema.base import problems_from_validation_error
@@ -24,6 +26,7 @@ from config.sections.stack import TOP_LEVEL_KEYS, StackConfig
 from config.spec.placement import plan_placements
 from config.spec.platform import PlatformSpec
 from config.spec.resolve import resolve
+from config.stack_file.includes import Origins, file_of, merge_includes, stack_dir
 from config.stack_file.reader import plaintext_secret_problem
 
 # `kubernetes:*` keys configure the default provider, which this program never uses: every
@@ -68,13 +71,41 @@ def load_raw(
     plaintext_secrets: Collection[str] = (),
     other_keys: Collection[str] = (),
     encrypted: Collection[str] = (),
+    base_dir: Path | None = None,
 ) -> PlatformSpec:
     """Validate a stack's config (top-level keys without the project prefix).
 
     `plaintext_secrets` names entries of `secrets` that were not stored encrypted; `other_keys`
     are the stack's config keys in other namespaces (`<namespace>:<key>`); `encrypted` names the
-    top-level keys that hold encrypted values.
+    top-level keys that hold encrypted values; `base_dir` is the folder the stack's included
+    files are read from (default: the stack files' folder, `config.stack_file.includes.stack_dir`).
     """
+    included = merge_includes(raw, stack_dir() if base_dir is None else base_dir)
+    if errors_of(included.problems):
+        raise ConfigError(included.problems)
+    try:
+        return _load_merged(included.raw, stack, plaintext_secrets, other_keys, encrypted)
+    except ConfigError as error:
+        raise ConfigError(in_files(list(error.problems), included.origins)) from None
+
+
+def in_files(problems: list[Problem], origins: Origins) -> list[Problem]:
+    """Problems with the included file their key path points into."""
+    if not origins:
+        return problems
+    return [
+        dataclasses.replace(p, file=found) if not p.file and (found := file_of(p.path, origins)) else p
+        for p in problems
+    ]
+
+
+def _load_merged(
+    raw: Mapping[str, Any],
+    stack: str,
+    plaintext_secrets: Collection[str],
+    other_keys: Collection[str],
+    encrypted: Collection[str],
+) -> PlatformSpec:
     problems: list[Problem] = foreign_key_problems(other_keys)
     # An empty mapping means "not set": it is how Pulumi.yaml declares optional keys.
     data = {k: v for k, v in raw.items() if not (k in TOP_LEVEL_KEYS and isinstance(v, Mapping) and not v)}
@@ -152,4 +183,9 @@ def load_from_pulumi() -> PlatformSpec:
         plaintext = list(raw["secrets"])
     other = [key for key in keys if not key.startswith(f"{PROJECT}:")]
     encrypted = [key for key in raw if is_config_secret(f"{PROJECT}:{key}")]
-    return load_raw(raw, pulumi.get_stack(), plaintext, other, encrypted)
+    handed_over = {key: str(get_config(key) or "") for key in keys}
+    size = handover_problems(handed_over)
+    if errors_of(size):
+        raise ConfigError(size)
+    spec = load_raw(raw, pulumi.get_stack(), plaintext, other, encrypted)
+    return dataclasses.replace(spec, warnings=(*size, *spec.warnings))

@@ -7,11 +7,14 @@ its nodes as compact ranges that expand back to exactly the same names, zero-pad
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic_core import PydanticCustomError
 
 from config.schema.names import dns_subdomain_problem
 
@@ -151,6 +154,87 @@ def import_topology(nodes: list[dict[str, Any]], tiers: list[str], resource: str
     section: dict[str, Any] = {"tiers": list(tiers)}
     if default is not None:
         section["gpusPerNode"] = default
-    section["domains"] = fill(tree)
+    domains = fill(tree)
+    fabric = regular_fabric(domains, len(tiers))
+    if fabric is not None:
+        section["fabric"] = fabric
+    else:
+        section["domains"] = domains
     result.section = section
     return result
+
+
+def _name_pattern(names: list[str]) -> tuple[str, int] | None:
+    """(`prefix{index...}suffix`, first index) when `names` are one pattern counting up by one."""
+    matches = [_NUMBERED.match(name) for name in names]
+    if not names or not all(matches):
+        return None
+    parts = [m.groups() for m in matches if m]
+    prefixes, suffixes = {p for p, _, _ in parts}, {s for _, _, s in parts}
+    if len(prefixes) != 1 or len(suffixes) != 1:
+        return None
+    digits = [d for _, d, _ in parts]
+    padded = any(len(d) > 1 and d.startswith("0") for d in digits)
+    width = len(digits[0])
+    if padded and any(len(d) != width for d in digits):
+        return None
+    numbers = [int(d) for d in digits]
+    if numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        return None
+    if not padded and any(len(d) != len(str(int(d))) for d in digits):
+        return None
+    placeholder = f"{{index:0{width}}}" if padded else "{index}"
+    return f"{prefixes.pop()}{placeholder}{suffixes.pop()}", numbers[0]
+
+
+def regular_fabric(domains: dict[str, Any], tier_count: int) -> dict[str, Any] | None:
+    """The `fabric` that expands to exactly `domains`, when the tree is regular: every domain of a
+    tier holds as many children (leaves as many nodes, all with the default GPU count), and every
+    tier's names and the node names count up by one from the same start."""
+    from config.sections.fabric import FabricConfig, expand_fabric
+    from config.spec.noderange import expand
+
+    levels: list[list[tuple[str, dict[str, Any]]]] = [list(domains.items())]
+    for _ in range(tier_count - 1):
+        levels.append([child for _, entry in levels[-1] for child in (entry.get("domains") or {}).items()])
+    leaves = levels[-1]
+    if any("domains" in entry or "gpusPerNode" in entry for _, entry in leaves):
+        return None
+    nodes_of = [[n for pattern in entry.get("nodes", []) for n in expand(pattern)] for _, entry in leaves]
+    sizes = [{len(entry.get("domains") or {}) for _, entry in level} for level in levels[:-1]]
+    if {len(n) for n in nodes_of} != {len(nodes_of[0])} or any(len(size) != 1 for size in sizes):
+        return None
+    found = [_name_pattern([name for name, _ in level]) for level in levels]
+    nodes = _name_pattern([node for leaf in nodes_of for node in leaf])
+    if nodes is None or any(f is None for f in found) or len({nodes[1], *(f[1] for f in found if f)}) != 1:
+        return None
+    tier_sizes = [len(nodes_of[0]), *(size.pop() for size in reversed(sizes))]
+    patterns = [f[0] for f in reversed(found) if f]
+    fabric = {
+        "nodes": nodes[0],
+        "tiers": [{"name": name, "size": size} for name, size in zip(patterns, tier_sizes, strict=True)],
+        "count": len(levels[0]),
+        **({"start": nodes[1]} if nodes[1] != 1 else {}),
+    }
+    try:
+        expanded = expand_fabric(FabricConfig.model_validate_json(json.dumps(fabric)))
+    except (ValueError, PydanticCustomError):  # a pattern the fabric cannot write (too long, too wide)
+        return None
+    return fabric if _same_tree(expanded, domains) else None
+
+
+def _same_tree(left: dict[str, Any], right: dict[str, Any]) -> bool:
+    from config.spec.noderange import expand
+
+    if list(left) != list(right):
+        return False
+    for name, entry in left.items():
+        other = right[name]
+        if "domains" in entry or "domains" in other:
+            if not _same_tree(entry.get("domains") or {}, other.get("domains") or {}):
+                return False
+        elif [n for p in entry.get("nodes", []) for n in expand(p)] != [
+            n for p in other.get("nodes", []) for n in expand(p)
+        ]:
+            return False
+    return True

@@ -19,7 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from offline.markdown import fence, html_code
+from config.project import PROJECT
+from config.stack_file.includes import INCLUDE_KEY
+from config.stack_file.yaml12 import StackYamlError, read_yaml
+from offline.markdown import code, fence, html_code
 from offline.render_folder import parse_manifest, read_index, read_manifest
 from offline.summary_data import platform_changes, read_summary_data
 
@@ -275,12 +278,14 @@ def _compare_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, list[Object
     return compare(load_render(old_dir), load_render(new_dir), provider)
 
 
-def diff_markdown(old_dir: Path, new_dir: Path, title: str = "") -> tuple[DiffResult, str]:
+def diff_markdown(old_dir: Path, new_dir: Path, title: str = "", files: Iterable[str] = ()) -> tuple[DiffResult, str]:
     """The diff for a pull request: what the change does to the platform first (models, quotas,
     placement, new warnings, from the two renders' plans), then the objects, each manifest diff
-    collapsed under its file name."""
+    collapsed under its file name. `files` are the stack's files the change touches."""
     result, objects = _compare_dirs(old_dir, new_dir)
     lines = [f"### {title}", ""] if title else []
+    if files:
+        lines += ["Files of this stack changed: " + ", ".join(code(f) for f in files), ""]
     if result.removes_most:
         lines += [f"> **{removal_warning(result)}**", ""]
     changes = platform_changes(read_summary_data(old_dir), read_summary_data(new_dir))
@@ -342,3 +347,40 @@ def render_at_revision(project_dir: Path, revision: str, stack: str, out: Path) 
         if proc.returncode != 0:
             raise RevisionError(f"rendering {stack} at {revision} failed:\n{proc.stderr.strip()}")
         return True
+
+
+def changed_stack_files(project_dir: Path, revision: str, stack: str) -> list[str]:
+    """The files of a committed stack that differ from `revision` in the working tree: its stack
+    file and every file its `include` names, at the revision or now (a tenant file added, edited
+    or removed is a change to that stack, and to no other)."""
+    stack_file = f"Pulumi.{stack}.yaml"
+    texts = [(project_dir / stack_file).read_bytes() if (project_dir / stack_file).is_file() else b""]
+    shown = subprocess.run(
+        ["git", "-C", str(project_dir), "show", f"{revision}:{stack_file}"], capture_output=True, check=False
+    )
+    texts.append(shown.stdout if shown.returncode == 0 else b"")
+    patterns: set[str] = set()
+    for text in texts:
+        try:
+            data = read_yaml(text) if text else None
+        except StackYamlError:
+            continue
+        config = data.get("config") if isinstance(data, dict) else None
+        include = config.get(f"{PROJECT}:{INCLUDE_KEY}") if isinstance(config, dict) else None
+        if isinstance(include, dict):
+            for kind in ("files", "tenants"):
+                patterns.update(p for p in include.get(kind) or [] if isinstance(p, str))
+    pathspecs = [stack_file, *(f":(glob){p}" for p in sorted(patterns))]
+    listed = subprocess.run(
+        ["git", "-C", str(project_dir), "diff", "--name-only", revision, "--", *pathspecs],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    untracked = subprocess.run(
+        ["git", "-C", str(project_dir), "ls-files", "--others", "--exclude-standard", "--", *pathspecs],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return sorted({*listed.stdout.split(), *untracked.stdout.split()})

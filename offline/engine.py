@@ -10,6 +10,7 @@ import contextlib
 import contextvars
 import gc
 import logging
+import os
 import runpy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import source_pb2
 
 from config import PROJECT, ConfigError, PlatformSpec
+from config.stack_file.includes import STACK_DIR_VARIABLE
 from config.stack_file.reader import SECRET_PLACEHOLDER, StackFile
 
 STACK_TYPE = "pulumi:pulumi:Stack"
@@ -220,8 +222,24 @@ def _engine_only_shortcuts() -> Iterator[None]:
 def _run(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:
     """Run `body` (which returns the program's module globals) under the mock runtime, on an
     event loop of its own."""
-    with _engine_only_shortcuts():
+    with _engine_only_shortcuts(), _stack_dir(stack):
         return _run_mocked(stack, body)
+
+
+@contextlib.contextmanager
+def _stack_dir(stack: StackFile) -> Iterator[None]:
+    """Tell the program where the stack file is, so that it reads included files from there (under
+    the CLI the stack files are in the project directory, where the program looks by default)."""
+    previous = os.environ.get(STACK_DIR_VARIABLE)
+    if stack.path is not None:
+        os.environ[STACK_DIR_VARIABLE] = str(stack.path.resolve().parent)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(STACK_DIR_VARIABLE, None)
+        else:
+            os.environ[STACK_DIR_VARIABLE] = previous
 
 
 def _run_mocked(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResult:

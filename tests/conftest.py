@@ -15,6 +15,7 @@ import yaml
 
 import config
 from config.errors import REDACTED
+from config.stack_file.includes import merge_includes
 from config.stack_file.reader import read_stack
 from offline.render import StackRender, render_stack
 
@@ -29,9 +30,12 @@ STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_DIR.glob
 
 
 def stack_raw(stack: str) -> dict[str, Any]:
-    """The `volcano-platform:` keys of a committed stack file, without the prefix, read as the
-    Pulumi CLI reads them (encrypted values are the `[secret]` placeholder)."""
-    return copy.deepcopy(read_stack(PROJECT_DIR, stack).raw)
+    """The `volcano-platform:` keys of a committed stack, without the prefix, read as the Pulumi
+    CLI reads them (encrypted values are the `[secret]` placeholder), with its included files
+    merged in (and `include` dropped), so a test can change and write it anywhere."""
+    merged = merge_includes(read_stack(PROJECT_DIR, stack).raw, PROJECT_DIR)
+    assert not merged.problems, merged.problems
+    return {k: v for k, v in copy.deepcopy(merged.raw).items() if k != "include"}
 
 
 def _encrypted(value: Any) -> Any:

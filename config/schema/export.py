@@ -18,6 +18,7 @@ from config.sections.stack import TOP_LEVEL_KEYS, StackConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "schema" / "pulumi-stack.schema.json"
+INCLUDE_SCHEMA_FILE = ROOT / "schema" / "pulumi-stack-include.schema.json"
 REFERENCE_FILE = ROOT / "docs" / "configuration.md"
 
 _SECURE = {
@@ -96,16 +97,43 @@ def stack_file_schema() -> dict[str, Any]:
     }
 
 
+def include_file_schema() -> dict[str, Any]:
+    """Files named by `include`: the stack's keys without the project prefix, except `secrets`
+    (encrypted values live in the stack file) and `include` (files do not include files)."""
+    stack = stack_file_schema()
+    properties = {
+        key.removeprefix(f"{PROJECT}:"): value
+        for key, value in stack["properties"]["config"]["properties"].items()
+        if key.removeprefix(f"{PROJECT}:") not in ("secrets", "include")
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"{PROJECT} included file (`include.files`, `include.tenants`)",
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+        "$defs": stack["$defs"],
+    }
+
+
 def schema_text() -> str:
     return json.dumps(stack_file_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def include_schema_text() -> str:
+    return json.dumps(include_file_schema(), indent=2, sort_keys=True) + "\n"
 
 
 def main() -> int:
     SCHEMA_FILE.parent.mkdir(parents=True, exist_ok=True)
     SCHEMA_FILE.write_text(schema_text())
+    INCLUDE_SCHEMA_FILE.write_text(include_schema_text())
     REFERENCE_FILE.parent.mkdir(parents=True, exist_ok=True)
     REFERENCE_FILE.write_text(reference_markdown())
-    print(f"wrote {SCHEMA_FILE.relative_to(ROOT)} and {REFERENCE_FILE.relative_to(ROOT)}")
+    print(
+        f"wrote {SCHEMA_FILE.relative_to(ROOT)}, {INCLUDE_SCHEMA_FILE.relative_to(ROOT)} and "
+        f"{REFERENCE_FILE.relative_to(ROOT)}"
+    )
     return 0
 
 

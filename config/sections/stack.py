@@ -9,6 +9,7 @@ from pydantic import SecretStr
 from config.schema.base import ConfigModel
 from config.schema.names import ModelName, PriorityClassName, SecretName, TenantName
 from config.sections.cluster import ClusterConfig
+from config.sections.include import IncludeConfig
 from config.sections.lws import LwsConfig
 from config.sections.models import ModelConfig, RegistryCredential
 from config.sections.observability import ObservabilityConfig
@@ -50,6 +51,10 @@ class StackConfig(ConfigModel):
     """Private registry credentials keyed by the Secret name models refer to."""
     secrets: dict[SecretName, SecretStr] = {}
     """Secret values (set with `pulumi config set --secret --path 'secrets.<name>'`)."""
+    include: IncludeConfig | None = None
+    """Files holding sections of this stack (a topology, one file per tenant), read by the program
+    from the stack file's folder: the stack file stays small (the CLI hands its config over in
+    one environment variable, at most 128 KiB) and each file can have its own reviewers."""
 
 
 TOP_LEVEL_KEYS: tuple[str, ...] = tuple(info.alias or name for name, info in StackConfig.model_fields.items())

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import AfterValidator, Field, field_validator
+from pydantic import AfterValidator, Field, TypeAdapter, field_validator, model_validator
 
 from config.schema.base import ConfigModel, by_shape, invalid
 from config.schema.names import LabelKey, dns_subdomain_problem, label_value_problem
+from config.sections.fabric import FabricConfig, expand_fabric, merge_domains
 from config.upstream.volcano import DISCOVERY_TYPE_NAME_MAX, HOSTNAME_LABEL
 
 
@@ -104,8 +106,13 @@ class TopologyConfig(ConfigModel):
     """Node labels set from the domain tree."""
     gpus_per_node: GpuCount | None = None
     """GPUs per node unless a domain or node says otherwise. Default: `cluster.gpusPerNode`."""
-    domains: dict[DomainName, DomainConfig]
-    """The top-tier domains, each with its children down to the leaves and their nodes."""
+    fabric: FabricConfig | None = None
+    """A regular tree in a few lines (nodes per leaf, leaves per spine, ... with name patterns),
+    expanded to the `domains` it stands for; `domains` beside it adds or overrides parts by name."""
+    domains: dict[DomainName, DomainConfig] = {}
+    """The top-tier domains, each with its children down to the leaves and their nodes. With
+    `fabric`: the irregular parts (a short leaf, nodes with fewer GPUs, an extra leaf), merged into
+    the generated tree by name."""
 
     @field_validator("tiers")
     @classmethod
@@ -118,3 +125,22 @@ class TopologyConfig(ConfigModel):
                 "list only the switch tiers; the hostname level is implied",
             )
         return tiers
+
+    @model_validator(mode="after")
+    def _expand_fabric(self) -> TopologyConfig:
+        if self.fabric is None:
+            return self
+        if len(self.fabric.tiers) != len(self.tiers):
+            raise invalid(
+                f"`fabric.tiers` has {len(self.fabric.tiers)} entries for {len(self.tiers)} topology tiers",
+                "give one fabric tier per entry of `tiers`, tier 1 (leaf) first",
+            )
+        explicit = {
+            name: d.model_dump(by_alias=True, exclude_unset=True, warnings=False) for name, d in self.domains.items()
+        }
+        merged = merge_domains(expand_fabric(self.fabric), explicit)
+        # JSON mode, as the stack config is validated (strict types take lists for tuples there).
+        return self.model_copy(update={"domains": _DOMAINS.validate_json(json.dumps(merged))})
+
+
+_DOMAINS: TypeAdapter[dict[str, DomainConfig]] = TypeAdapter(dict[DomainName, DomainConfig])

@@ -191,7 +191,7 @@ def read_stack(project_dir: Path, stack: str, config_file: Path | None = None) -
                 result.plaintext_secrets = [k for k, v in value.items() if not _is_secure(v)]
                 result.problems += [plaintext_secret_problem(k) for k in result.plaintext_secrets]
         else:
-            result.pulumi_config[full] = plain if isinstance(plain, str) else json.dumps(plain)
+            result.pulumi_config[full] = plain if isinstance(plain, str) else cli_json(plain)
     if problems:
         raise ConfigError(problems)
     for name, default in project_defaults(project_dir).items():
@@ -199,7 +199,7 @@ def read_stack(project_dir: Path, stack: str, config_file: Path | None = None) -
     result.raw = merged
     for name, value in merged.items():
         # The CLI hands a top-level null to programs as an empty string.
-        text = "" if value is None else value if isinstance(value, str) else json.dumps(value)
+        text = "" if value is None else value if isinstance(value, str) else cli_json(value)
         result.pulumi_config[f"{PROJECT}:{name}"] = text
     return result
 
@@ -249,6 +249,16 @@ def _non_finite_numbers(value: Any, path: tuple[object, ...]) -> list[Problem]:
     if isinstance(value, list):
         return [p for index, item in enumerate(value) for p in _non_finite_numbers(item, (*path, index))]
     return []
+
+
+def cli_json(value: Any) -> str:
+    """An object or list value as the CLI hands it to the program: decoded from the stack file
+    into plain Go maps and written again by Go's `json.Marshal` (pulumi
+    `sdk/go/common/resource/config/object.go`, `MarshalJSON`), so keys come sorted, the text is
+    compact and `<`, `>`, `&` are escaped. The program sees mappings in that order under either
+    engine."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def plaintext_secret_problem(name: str) -> Problem:

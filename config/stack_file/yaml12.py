@@ -141,7 +141,7 @@ for _tag, _method in (
 ):
     _CliConstructor.add_constructor(_tag, _method)  # type: ignore[type-var]
 
-_Parser: Any = getattr(yaml, "CParser", None)  # libyaml when PyYAML was built with it
+_Parser: Any = getattr(getattr(yaml, "cyaml", None), "CParser", None)  # libyaml when PyYAML was built with it
 
 
 if _Parser is not None:

@@ -63,7 +63,12 @@ def check_nodes(spec: PlatformSpec, state: ClusterState, report: Report) -> None
                 "nodes-missing",
                 "error",
                 "topology",
-                f"{len(missing)} configured node(s) do not exist; their label patches would create bare Node objects",
+                f"{len(missing)} configured node(s) do not exist"
+                + (
+                    "; their label patches would create bare Node objects"
+                    if spec.config.topology is not None and spec.config.topology.node_labels.enabled
+                    else ""
+                ),
                 "fix the names or ranges (zero-padding: `gpu-[001-128]` is not `gpu-[1-128]`), or remove the nodes",
                 listed(hints),
             )
@@ -76,7 +81,7 @@ def check_nodes(spec: PlatformSpec, state: ClusterState, report: Report) -> None
                 "warning",
                 "topology",
                 f"{len(unplaced)} node(s) with {words} are in no topology domain: placement checks leave them out",
-                "add them to a leaf domain (`python -m offline import-topology` writes domains from node labels)",
+                "add them to a leaf domain (`volcano-platform import-topology` writes domains from node labels)",
                 listed(unplaced),
             )
         )
@@ -110,7 +115,22 @@ def check_nodes(spec: PlatformSpec, state: ClusterState, report: Report) -> None
             ]
         )
     ]
-    if relabelled and spec.config.topology is not None and spec.config.topology.node_labels.enabled:
+    owned = spec.config.topology is not None and spec.config.topology.node_labels.enabled
+    if relabelled and not owned:
+        report.add(
+            Finding(
+                "labels-disagree",
+                "error",
+                "topology",
+                f"{len(relabelled)} node(s) carry topology labels other than the stack's tree says (the stack does not "
+                "label nodes: `topology.nodeLabels.enabled: false`); Volcano places gangs by the labels the nodes "
+                "carry, so the placement checks describe another cluster",
+                "fix the labels where they are set (node pool, kubelet `--node-labels`, the discovery agent), or "
+                "write the tree from the cluster with `volcano-platform import-topology`",
+                listed(relabelled),
+            )
+        )
+    if relabelled and owned:
         report.add(
             Finding(
                 "labels-change",

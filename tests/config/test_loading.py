@@ -262,7 +262,7 @@ def _every_section() -> dict[str, Any]:
     }
     raw["volcano"]["resources"] = {"scheduler": {"requests": {"cpu": "1", "memory": "1Gi"}}}
     raw["volcano"]["tolerations"] = [{"key": "control", "operator": "Exists"}]
-    raw["priorityClasses"] = {"p0-critical": {"value": 1000000}, "p3-low": {"value": 10, "preemptionPolicy": "Never"}}
+    raw["include"] = {"files": ["tests/fixtures/include/priority-classes.yaml"]}  # priorityClasses
     raw["registries"] = {
         "mars-registry": {"server": "10.8.17.100:60066", "username": "svc", "passwordSecret": "registry-password"}
     }
@@ -291,8 +291,10 @@ SEED_LEAVES = _leaf_paths(EVERY_SECTION)
 
 
 def test_the_property_base_is_valid_and_reaches_every_section() -> None:
-    assert load(EVERY_SECTION).models
-    assert {path[0] for path in SEED_LEAVES} == set(TOP_LEVEL_KEYS)
+    spec = load(EVERY_SECTION)
+    assert spec.models and set(spec.priority_classes) == {"p0-critical", "p3-low"}, "the included section joined"
+    # priorityClasses comes from the included file, which the leaves of `include` reach.
+    assert {path[0] for path in SEED_LEAVES} | {"priorityClasses"} == set(TOP_LEVEL_KEYS)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

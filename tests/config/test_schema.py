@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import jsonschema
 import pytest
 import yaml
 
-from config.schema.export import REFERENCE_FILE, SCHEMA_FILE, schema_text, stack_file_schema
+from config.schema.export import (
+    INCLUDE_SCHEMA_FILE,
+    REFERENCE_FILE,
+    SCHEMA_FILE,
+    include_file_schema,
+    include_schema_text,
+    schema_text,
+    stack_file_schema,
+)
 from config.schema.reference import reference_markdown
 from config.sections.stack import TOP_LEVEL_KEYS
 from tests.conftest import PROJECT_DIR, STACKS
@@ -17,6 +26,18 @@ from tests.conftest import PROJECT_DIR, STACKS
 
 def test_committed_schema_is_current() -> None:
     assert SCHEMA_FILE.read_text() == schema_text(), "run `make schema` and commit schema/"
+    assert INCLUDE_SCHEMA_FILE.read_text() == include_schema_text(), "run `make schema` and commit schema/"
+
+
+INCLUDED_FILES = sorted(p for p in (PROJECT_DIR / "clusters").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", INCLUDED_FILES, ids=lambda p: str(p.relative_to(PROJECT_DIR)))
+def test_committed_included_files_validate_against_their_schema(path: Any) -> None:
+    schema = include_file_schema()
+    jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"secrets": {"a": "b"}}, schema)
 
 
 def test_committed_reference_is_current() -> None:

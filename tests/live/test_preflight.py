@@ -326,3 +326,34 @@ def test_an_unreachable_cluster_exits_2(tmp_path: Path, capsys: pytest.CaptureFi
         read_cluster(str(kubeconfig), None)
     code, _, err = _run(capsys, "--stack", "aicloud-a", "--kubeconfig", str(kubeconfig))
     assert code == 2 and "cannot reach the API server" in err
+
+
+def test_labels_the_stack_does_not_own_are_compared_with_its_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = mutate(stack_raw("aicloud-a"), lambda r: r["topology"].update(nodeLabels={"enabled": False}))
+    path = write_stack(tmp_path / "Pulumi.aicloud-a.yaml", raw)
+    code, out, _ = _run(
+        capsys,
+        "--stack",
+        "aicloud-a",
+        "--config-file",
+        str(path),
+        "--from",
+        str(FIXTURES / "aicloud-a-problems.yaml"),
+        "--json",
+    )
+    findings = {(f["check"], f["subject"]): f for f in json.loads(out)["findings"]}
+    assert code == 1 and ("labels-change", "topology") not in findings
+    disagree = findings[("labels-disagree", "topology")]
+    assert disagree["severity"] == "error"
+    assert "gpu-worker-9: topology.aicloud/leaf-pair=leafpair34->leafpair12" in disagree["details"]
+    assert "label patches" not in findings[("nodes-missing", "topology")]["message"]
+
+
+def test_unowned_labels_register_nothing_per_node(render_raw: Any) -> None:
+    raw = mutate(stack_raw("aicloud-a"), lambda r: r["topology"].update(nodeLabels={"enabled": False}))
+    result = render_raw(raw)
+    assert not [o for o in result.rendered.objects if o.kind == "Node"]
+    owned = render_raw(stack_raw("aicloud-a"))
+    assert len(owned.rendered.index) - len(result.rendered.index) == 128, "one NodePatch per node, nothing else"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,46 @@ def test_a_node_group_with_other_gpu_counts_gets_its_own_count() -> None:
     state = read_file(FIXTURES / "aicloud-a-problems.yaml")
     imported = import_topology(state.nodes, TIERS, "mars-tech.com/gpu")
     assert any("mixes nodes with [4, 8]" in p for p in imported.problems)  # gpu-worker-7 has 4
+
+
+def _labelled(count: int, per_leaf: int, leaves_per_spine: int) -> list[dict[str, Any]]:
+    nodes = []
+    for index in range(1, count + 1):
+        leaf = (index - 1) // per_leaf + 1
+        spine = (leaf - 1) // leaves_per_spine + 1
+        nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": f"gpu-{index:03}",
+                    "labels": {TIERS[0]: f"leaf-{leaf:02}", TIERS[1]: f"spine-{spine}"},
+                },
+                "status": {"allocatable": {"mars-tech.com/gpu": "8"}},
+            }
+        )
+    return nodes
+
+
+def test_a_regular_cluster_is_imported_as_a_fabric_that_expands_to_it() -> None:
+    from config.sections.fabric import FabricConfig, expand_fabric
+
+    imported = import_topology(_labelled(128, 8, 4), TIERS, "mars-tech.com/gpu")
+    fabric = imported.section["fabric"]
+    assert "domains" not in imported.section
+    assert fabric == {
+        "nodes": "gpu-{index:03}",
+        "tiers": [{"name": "leaf-{index:02}", "size": 8}, {"name": "spine-{index}", "size": 4}],
+        "count": 4,
+    }
+    tree = expand_fabric(FabricConfig.model_validate_json(json.dumps(fabric)))
+    assert list(tree) == ["spine-1", "spine-2", "spine-3", "spine-4"]
+    assert tree["spine-1"]["domains"]["leaf-01"]["nodes"] == ["gpu-[001-008]"]
+
+
+def test_an_irregular_cluster_is_imported_explicitly() -> None:
+    nodes = _labelled(128, 8, 4)[:-3]  # the last leaf is short
+    imported = import_topology(nodes, TIERS, "mars-tech.com/gpu")
+    assert "fabric" not in imported.section and imported.section["domains"]["spine-4"]["domains"]["leaf-16"] == {
+        "nodes": ["gpu-[121-125]"]
+    }

@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config.schema.export", "config.schema.reference", "config.schema.__main__"),
     ("config.spec",),
     ("config.checks",),
-    ("config.model_defaults", "config.loader", "config"),
+    ("config.model_defaults", "config.handover", "config.loader", "config"),
     ("components",),
     ("policy",),
     ("offline",),

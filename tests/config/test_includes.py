@@ -1,0 +1,178 @@
+"""`include`: sections in files next to the stack file, read by the program from the stack file's
+folder, never outside it, validated as one config, and every problem names the file it is in."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from cli.main import main
+from config.stack_file.reader import read_stack
+from tests.conftest import PROJECT_DIR, stack_raw
+
+STACK = "aicloud-b"
+
+
+def _project(tmp_path: Path) -> Path:
+    """A copy of the example stack with its included files, outside the project directory."""
+    folder = tmp_path / "cluster-repo"
+    shutil.copytree(PROJECT_DIR / "clusters", folder / "clusters")
+    shutil.copy(PROJECT_DIR / f"Pulumi.{STACK}.yaml", folder / f"Pulumi.{STACK}.yaml")
+    return folder
+
+
+def _render(folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    code = main(
+        [
+            "render",
+            "--stack",
+            STACK,
+            "--config-file",
+            str(folder / f"Pulumi.{STACK}.yaml"),
+            "--out",
+            str(folder / "out"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err, err
+    return code, [line[4:] for line in err.splitlines() if line.startswith("  - ")]
+
+
+def _edit(path: Path, change: Any) -> None:
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_the_example_keeps_its_tenants_in_files_and_renders_them() -> None:
+    raw = read_stack(PROJECT_DIR, STACK).raw
+    assert raw["include"]["tenants"] == ["clusters/aicloud-b/tenants/*.yaml"]
+    assert not raw.get("models") and not raw.get("tenants"), "nothing of the tenants is in the stack file"
+    assert set(stack_raw(STACK)["models"]) == {"qwen3-8b", "llama-70b", "qwen3-30b", "bge-reranker", "qwen3-32b-batch"}
+    codeowners = (PROJECT_DIR / ".github" / "CODEOWNERS").read_text()
+    assert "/clusters/aicloud-b/tenants/chat.yaml" in codeowners
+
+
+def test_a_copy_elsewhere_reads_its_files_from_beside_the_stack_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    assert _render(folder, capsys)[0] == 0
+    assert (folder / "out" / "manifests" / "LeaderWorkerSet.chat.llama-70b.yaml").exists()
+
+
+def test_a_problem_in_an_included_file_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _project(tmp_path)
+    chat = folder / "clusters" / "aicloud-b" / "tenants" / "chat.yaml"
+    _edit(chat, lambda d: d["models"]["qwen3-8b"]["engine"].update(maxModelLen="long"))
+    code, errors = _render(folder, capsys)
+    assert code == 2
+    assert "clusters/aicloud-b/tenants/chat.yaml: models.qwen3-8b.engine.maxModelLen: " in "\n".join(errors)
+
+
+def test_rules_that_span_sections_see_the_merged_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _project(tmp_path)
+    search = folder / "clusters" / "aicloud-b" / "tenants" / "search.yaml"
+    # A queue too small for the tenant's gang, and a priority class that does not exist.
+    _edit(search, lambda d: d["models"]["bge-reranker"].update(priorityClass="p9-unknown"))
+    code, errors = _render(folder, capsys)
+    assert code == 2 and any(
+        e.startswith("clusters/aicloud-b/tenants/search.yaml: models.bge-reranker.priorityClass") for e in errors
+    )
+
+
+@pytest.mark.parametrize(
+    ("include", "message"),
+    [
+        ({"files": ["/etc/passwd"]}, "relative to the stack file's folder"),
+        ({"files": ["../outside.yaml"]}, "without `..`"),
+        ({"files": ["clusters/**/x.yaml"]}, "without `..` or `**`"),
+        ({"files": ["clusters/none-*.yaml"]}, "no file matches"),
+        ({"files": ["clusters/aicloud-b/link.yaml"]}, "leads outside the stack's folder"),
+    ],
+)
+def test_included_files_stay_inside_the_stack_folder(
+    include: dict[str, Any], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    (tmp_path / "outside.yaml").write_text("cluster: {name: stolen}\n")
+    (folder / "clusters" / "aicloud-b" / "link.yaml").symlink_to(tmp_path / "outside.yaml")
+    _edit(folder / f"Pulumi.{STACK}.yaml", lambda d: d["config"]["volcano-platform:include"].update(include))
+    code, errors = _render(folder, capsys)
+    assert code == 2 and any(e.startswith("include.files[") and message in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    ("file", "content", "expected"),
+    [
+        # a model defined in two files
+        ("extra.yaml", {"models": {"qwen3-8b": {"tenant": "chat"}}}, "models.qwen3-8b: defined twice"),
+        # a section written in two places
+        ("extra.yaml", {"cluster": {"name": "other"}}, "cluster: the section is written in the stack file"),
+        # secrets belong in the stack file, encrypted
+        ("extra.yaml", {"secrets": {"token": "x"}}, "secrets: an included file holds"),
+        # the CLI's YAML rules hold in included files too
+        ("extra.yaml", "lws: {protect: yes}\n", "lws.protect"),
+    ],
+)
+def test_what_an_included_file_may_hold(
+    file: str, content: Any, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    path = folder / "clusters" / file
+    path.write_text(content if isinstance(content, str) else yaml.safe_dump(content))
+    _edit(
+        folder / f"Pulumi.{STACK}.yaml",
+        lambda d: d["config"]["volcano-platform:include"]["files"].append(f"clusters/{file}"),
+    )
+    code, errors = _render(folder, capsys)
+    assert code == 2 and any(expected in e for e in errors), errors
+    assert any(e.startswith("clusters/") and f"clusters/{file}" in e for e in errors), "the file is named"
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda d: d["models"]["qwen3-8b"].update(tenant="search"),
+            "models.qwen3-8b.tenant: a model in the tenant file",
+        ),
+        (lambda d: d.update(cluster={"name": "x"}), "cluster: a tenant file holds one tenant"),
+        (lambda d: d["tenants"].update(other={"queue": {}}), "tenants: a tenant file holds one tenant"),
+    ],
+)
+def test_a_tenant_file_holds_one_tenant_and_only_its_models(
+    change: Any, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    _edit(folder / "clusters" / "aicloud-b" / "tenants" / "chat.yaml", change)
+    code, errors = _render(folder, capsys)
+    assert code == 2 and any(expected in e for e in errors), errors
+
+
+def test_a_change_to_an_included_file_is_a_change_to_its_stack_only(tmp_path: Path) -> None:
+    from offline.diff import changed_stack_files
+
+    repo = _project(tmp_path)
+    shutil.copy(PROJECT_DIR / "Pulumi.dev.yaml", repo / "Pulumi.dev.yaml")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "add", ".")
+    git("-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "base")
+    assert changed_stack_files(repo, "HEAD", STACK) == []
+    chat = repo / "clusters" / "aicloud-b" / "tenants" / "chat.yaml"
+    chat.write_text(chat.read_text() + "\n# a comment\n")
+    (repo / "clusters" / "aicloud-b" / "tenants" / "new-team.yaml").write_text("tenants: {new-team: {}}\n")
+    assert changed_stack_files(repo, "HEAD", STACK) == [
+        "clusters/aicloud-b/tenants/chat.yaml",
+        "clusters/aicloud-b/tenants/new-team.yaml",
+    ]
+    assert changed_stack_files(repo, "HEAD", "dev") == []
