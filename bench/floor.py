@@ -63,6 +63,7 @@ def floor_program(registrations: list[Registration]) -> dict[str, Any]:
             retain_on_delete=reg.retain_on_delete or None,
             delete_before_replace=reg.delete_before_replace,
             replace_on_changes=reg.replace_on_changes or None,
+            ignore_changes=reg.ignore_changes or None,
             custom_timeouts=pulumi.CustomTimeouts(**reg.custom_timeouts) if reg.custom_timeouts else None,
             import_=reg.import_id or None,
             aliases=_aliases(reg) or None,

@@ -7,6 +7,7 @@ never write to it; `preview-role` prints the RBAC objects that allow exactly tho
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,17 +45,26 @@ def cmd_import_topology(args: argparse.Namespace) -> int:
     tiers: list[str] = [t.strip() for t in args.tiers.split(",") if t.strip()] if args.tiers else []
     resource = args.resource
     context = None
+    hyper_nodes = "discovery"
     if args.stack:
         spec = render_stack_of(args).spec
-        tiers = tiers or list(spec.config.topology.tiers if spec.config.topology else ())
+        topology = spec.config.topology
+        tiers = tiers or list(topology.tiers if topology else ())
+        hyper_nodes = topology.hyper_nodes if topology else hyper_nodes
         resource = resource or spec.gpu_resource
         context = spec.config.cluster.context
     if not tiers:
         raise UsageError("give the tier label keys with --tiers (tier 1 first), or a --stack that has them")
     state = _state(args, context)
     imported = import_topology(state.nodes, tiers, resource or "nvidia.com/gpu")
-    section: dict[str, Any] = {f"{PROJECT}:topology": imported.section}
-    print(dump({"config": section}), end="")
+    section = {"tiers": imported.section["tiers"], "hyperNodes": hyper_nodes, **imported.section}
+    if args.json:
+        report = {"schemaVersion": 1, "topology": section, "unplaced": imported.unplaced, "problems": imported.problems}
+        print(json.dumps(report, indent=2))
+    else:
+        # Indented to paste under `config:` of a stack file as it is.
+        block = dump({f"{PROJECT}:topology": section})
+        print("".join(f"  {line}" if line.strip() else line for line in block.splitlines(keepends=True)), end="")
     for name in imported.unplaced:
         print(f"warning: node {name} has the accelerator but not every tier label; it is left out", file=sys.stderr)
     for problem in imported.problems:
@@ -122,6 +132,9 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
     )
     topology.add_argument("--config-file", help=CONFIG_FILE_HELP)
     topology.add_argument("--resource", help="accelerator resource to count per node (default: the stack's)")
+    topology.add_argument(
+        "--json", action="store_true", help="print the section, the nodes left out and the problems as JSON"
+    )
     _cluster_arguments(topology, "the current one")
     topology.set_defaults(handler=cmd_import_topology)
     role = sub.add_parser(

@@ -59,7 +59,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="vp-diff-") as tmp:
             keep = Path(args.keep or tmp).resolve()  # the base is rendered from another directory
             old, new = keep / "base", Path(args.out or keep / "head")
-            render_at_revision(PROJECT_DIR, args.base, args.stack, old)
+            base_file = Path(args.base_config_file) if args.base_config_file else None
+            if base_file is not None and not base_file.is_file():
+                raise UsageError(f"--base-config-file {base_file} is not a file")
+            render_at_revision(PROJECT_DIR, args.base, args.stack, old, base_file)
             write_render(render_stack_of(args), new)
             files = [] if args.config_file else changed_stack_files(PROJECT_DIR, args.base, args.stack)
             if args.markdown:
@@ -125,6 +128,11 @@ def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> No
     )
     diff.add_argument("dirs", nargs="*", metavar="DIR", help="two render directories: old, then new")
     diff.add_argument("--stack", type=stack_name, help=STACK_HELP + " (with --base)")
+    diff.add_argument(
+        "--base-config-file",
+        help="the base side's stack file when it lives outside the repository (with --stack, --base and "
+        "--config-file): the program is the base revision's, the config this file",
+    )
     diff.add_argument("--base", help="git revision to compare the working tree with, e.g. origin/main")
     diff.add_argument("--config-file", help=CONFIG_FILE_HELP + " (the working-tree side)")
     diff.add_argument("--out", help="keep the working-tree render in this directory")

@@ -15,6 +15,7 @@ import pulumi
 from components.inference.pod_template import SECRET_KEY
 from components.kubernetes.resource import SECRET, KubernetesResource
 from config.platform_labels import MANAGED_BY
+from config.spec.images import ChartSource
 from config.spec.platform import PlatformSpec
 from config.spec.secrets import registries_needed, secrets_needed
 
@@ -29,6 +30,18 @@ def registry_data(spec: PlatformSpec, registry: str) -> dict[str, str]:
     credential = spec.config.registries[registry]
     password = spec.config.secrets[credential.password_secret].get_secret_value()
     return {".dockerconfigjson": docker_config(credential.server, credential.username, password)}
+
+
+def chart_login(spec: PlatformSpec, source: ChartSource) -> tuple[str, pulumi.Output[str]] | None:
+    """Username and password (a Pulumi secret, so state, previews and renders mask it) the chart
+    is pulled with, from its `registries` entry."""
+    if source.credentials is None or source.credentials not in spec.config.registries:
+        return None
+    credential = spec.config.registries[source.credentials]
+    secret = spec.config.secrets.get(credential.password_secret)
+    if secret is None:
+        return None
+    return credential.username, pulumi.Output.secret(secret.get_secret_value())
 
 
 def registry_secret(

@@ -4,7 +4,11 @@ The file form is a Kubernetes `List`, JSON or YAML, as `kubectl get ... -o json`
 
     kubectl get nodes,namespaces,priorityclasses,deployments,services,\\
     queues.scheduling.volcano.sh,podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,\\
-    leaderworkersets.leaderworkerset.x-k8s.io,customresourcedefinitions -A -o json > cluster.json
+    leaderworkersets.leaderworkerset.x-k8s.io,customresourcedefinitions -A -o json \\
+    --show-managed-fields > cluster.json
+
+(`--show-managed-fields`: kubectl leaves out `metadata.managedFields` otherwise, and the preflight
+names the field manager of every field an adoption changes.)
 
 Both forms give the same `ClusterState`, so the preflight and the topology import work the same
 on a recorded dump (reviewable in a pull request, usable offline) as on a live cluster.
@@ -53,7 +57,7 @@ KINDS: tuple[Kind, ...] = (
 DUMP_COMMAND = (
     "kubectl get nodes,namespaces,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
     "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
-    "customresourcedefinitions -A -o json > cluster.json"
+    "customresourcedefinitions -A -o json --show-managed-fields > cluster.json"
 )
 
 

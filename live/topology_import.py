@@ -88,6 +88,7 @@ def import_topology(nodes: list[dict[str, Any]], tiers: list[str], resource: str
     parents: dict[tuple[int, str], str | None] = {}
     leaves: dict[str, list[str]] = defaultdict(list)
     gpus: dict[str, Counter[int]] = defaultdict(Counter)
+    node_gpus: dict[str, int] = {}
     result = ImportedTopology(section={})
     for node in sorted(nodes, key=lambda n: _natural(n.get("metadata", {}).get("name", ""))):
         metadata = node.get("metadata", {})
@@ -95,10 +96,8 @@ def import_topology(nodes: list[dict[str, Any]], tiers: list[str], resource: str
         values = [labels.get(tier) for tier in tiers]
         allocatable = node.get("status", {}).get("allocatable", {}) or {}
         count = int(str(allocatable.get(resource, "0")) or 0)
-        if not any(values):
-            continue
         if not all(values):
-            if count:
+            if count:  # an accelerator node without (all of) the tier labels: reported, never silently dropped
                 result.unplaced.append(name)
             continue
         # Top tier first: each domain must have one parent, the HyperNode tree has no diamonds.
@@ -118,6 +117,7 @@ def import_topology(nodes: list[dict[str, Any]], tiers: list[str], resource: str
         node_tree.setdefault(path[-1], {})
         leaves[path[-1]].append(name)
         gpus[path[-1]][count] += 1
+        node_gpus[name] = count
     tiers_of: dict[str, set[int]] = defaultdict(set)
     for tier, value in parents:
         tiers_of[value].add(tier)
@@ -141,13 +141,17 @@ def import_topology(nodes: list[dict[str, Any]], tiers: list[str], resource: str
                 continue
             leaf: dict[str, Any] = {}
             counts = gpus[value]
-            if len(counts) == 1 and default is not None and next(iter(counts)) != default:
-                leaf["gpusPerNode"] = next(iter(counts))
-            elif len(counts) > 1:
-                result.problems.append(
-                    f"leaf `{value}` mixes nodes with {sorted(counts)} {resource}; list them as `{{names, gpus}}`"
-                )
-            leaf["nodes"] = compact_ranges(leaves[value])
+            usual = counts.most_common(1)[0][0]
+            if usual != default:
+                leaf["gpusPerNode"] = usual
+            # Nodes with another count than the leaf's are listed as `{names, gpus}` groups.
+            odd = {n: c for n, c in node_gpus.items() if n in set(leaves[value]) and c != usual}
+            plain = [n for n in leaves[value] if n not in odd]
+            leaf["nodes"] = compact_ranges(plain) + [
+                {"names": pattern, "gpus": c}
+                for c in sorted(set(odd.values()))
+                for pattern in compact_ranges([n for n, k in odd.items() if k == c])
+            ]
             out[value] = leaf
         return out
 
@@ -198,7 +202,10 @@ def regular_fabric(domains: dict[str, Any], tier_count: int) -> dict[str, Any] |
     for _ in range(tier_count - 1):
         levels.append([child for _, entry in levels[-1] for child in (entry.get("domains") or {}).items()])
     leaves = levels[-1]
-    if any("domains" in entry or "gpusPerNode" in entry for _, entry in leaves):
+    if not leaves or any(
+        "domains" in entry or "gpusPerNode" in entry or not all(isinstance(n, str) for n in entry.get("nodes", []))
+        for _, entry in leaves
+    ):
         return None
     nodes_of = [[n for pattern in entry.get("nodes", []) for n in expand(pattern)] for _, entry in leaves]
     sizes = [{len(entry.get("domains") or {}) for _, entry in level} for level in levels[:-1]]

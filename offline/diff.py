@@ -202,7 +202,7 @@ def compare(
             before is not None
             and after is not None
             and (
-                before.text != after.text
+                (before.text != after.text and not _only_ignored_fields_differ(before, after))
                 or before.file != after.file
                 or (before.urn != after.urn and not after.aliased)
             )
@@ -216,6 +216,22 @@ def compare(
                 ObjectDiff(after.file or urn, f"replaced: {reason}" if reason else "changed", _unified(before, after))
             )
     return result, hunks
+
+
+def _only_ignored_fields_differ(before: Entry, after: Entry) -> bool:
+    """Whether the two versions differ only in fields `pulumi up` leaves alone (`ignoreChanges`,
+    e.g. the replica count of an autoscaled workload): the real preview shows no change there."""
+    ignored = after.options.get("ignoreChanges") or []
+    if not ignored:
+        return False
+    old = parse_manifest(before.text or "{}", f"the base render's {before.file}")
+    new = parse_manifest(after.text or "{}", f"the changed render's {after.file}")
+    for dotted in ignored:
+        for manifest in (old, new):
+            parent = dotted_get(manifest, dotted.rpartition(".")[0]) if "." in dotted else manifest
+            if isinstance(parent, dict):
+                parent.pop(dotted.rpartition(".")[2], None)
+    return old == new
 
 
 def _unified(before: Entry | None, after: Entry | None) -> list[str]:
@@ -320,9 +336,12 @@ def diff_markdown(old_dir: Path, new_dir: Path, title: str = "", files: Iterable
     return result, "\n".join(lines)
 
 
-def render_at_revision(project_dir: Path, revision: str, stack: str, out: Path) -> bool:
-    """Render `stack` with the program and stack file of a git revision. False when the stack
-    did not exist there (everything is then new)."""
+def render_at_revision(
+    project_dir: Path, revision: str, stack: str, out: Path, config_file: Path | None = None
+) -> bool:
+    """Render `stack` with the program and stack file of a git revision (or `config_file`, a stack
+    file kept outside the repository, for the base side). False when the stack did not exist there
+    (everything is then new)."""
     with tempfile.TemporaryDirectory(prefix="vp-base-") as tmp:
         tree = Path(tmp) / "tree"
         tree.mkdir()
@@ -330,14 +349,24 @@ def render_at_revision(project_dir: Path, revision: str, stack: str, out: Path) 
         if archive.returncode != 0:
             raise RevisionError(f"cannot read revision {revision}: {archive.stderr.decode().strip()}")
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-        if not (tree / f"Pulumi.{stack}.yaml").exists():
+        if config_file is None and not (tree / f"Pulumi.{stack}.yaml").exists():
             out.mkdir(parents=True, exist_ok=True)
             return False
         env = {**os.environ, "PYTHONPATH": str(tree)}
         # The base's own command line: `python -m cli`, or `python -m offline` in revisions older than it.
         command = "cli" if (tree / "cli" / "__main__.py").is_file() else "offline"
         proc = subprocess.run(
-            [sys.executable, "-m", command, "render", "--stack", stack, "--out", str(out)],
+            [
+                sys.executable,
+                "-m",
+                command,
+                "render",
+                "--stack",
+                stack,
+                *(["--config-file", str(config_file.resolve())] if config_file else []),
+                "--out",
+                str(out),
+            ],
             cwd=tree,
             env=env,
             capture_output=True,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from google.protobuf import json_format  # type: ignore[import-untyped]
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc
@@ -45,6 +46,7 @@ class Registration:
     retain_on_delete: bool = False
     delete_before_replace: bool = False
     replace_on_changes: list[str] = field(default_factory=list)
+    ignore_changes: list[str] = field(default_factory=list)
     dependencies: list[str] = field(default_factory=list)
     provider: str = ""
     custom_timeouts: dict[str, str] = field(default_factory=dict)
@@ -125,11 +127,14 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 name=request.name,
                 parent=request.parent,
                 custom=bool(request.custom),
-                inputs=clean(rpc.deserialize_properties(request.object, keep_unknowns=True)),
+                # The wire form, not the SDK's deserialisation, which marks a whole mapping secret when one
+                # value in it is: a secret stays where the program put it, as the real engine stores it.
+                inputs=clean(json_format.MessageToDict(request.object)),
                 protect=bool(request.protect),
                 retain_on_delete=bool(request.retainOnDelete),
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 replace_on_changes=list(request.replaceOnChanges),
+                ignore_changes=list(request.ignoreChanges),
                 dependencies=sorted(set(request.dependencies)),
                 provider=request.provider,
                 import_id=request.importId,

@@ -94,6 +94,9 @@ def _release(reg: Registration) -> dict[str, Any]:
         "version": inputs.get("version"),
         "namespace": inputs.get("namespace"),
     }
+    login = {k: v for k, v in (inputs.get("repositoryOpts") or {}).items() if k != "repo"}
+    if login:
+        data["login"] = login  # the password is a secret: `[secret]` here, as in a preview
     options = {k: inputs[k] for k in ("timeout", "waitForJobs", "maxHistory", "atomic") if k in inputs}
     if options:
         data["options"] = options
@@ -112,6 +115,7 @@ def _index_entry(reg: Registration, file: str | None) -> dict[str, Any]:
         ("retainOnDelete", reg.retain_on_delete),
         ("deleteBeforeReplace", reg.delete_before_replace),
         ("replaceOnChanges", reg.replace_on_changes),
+        ("ignoreChanges", reg.ignore_changes),
         ("dependsOn", reg.dependencies),
         ("customTimeouts", reg.custom_timeouts),
         ("aliases", reg.aliases),

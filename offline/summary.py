@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from config.sections.models import ModelConfig
 from config.spec.images import stack_images
 from config.spec.platform import PlatformSpec
 from config.spec.scheduler_conf import scheduler_conf
-from offline.demand import domain_demand
 from offline.manifests import Rendered
 from offline.markdown import fence
-from offline.summary_data import placement_text, replicas_text
+from offline.summary_data import (
+    build_summary_data,
+    placement_words,
+    replicas_text,
+    replicas_words,
+    topology_words,
+)
 
 
 def _quota(resources: dict[str, str]) -> str:
@@ -23,6 +29,14 @@ def _replicas_text(cfg: ModelConfig) -> str:
     scaling = cfg.autoscaling
     size = f"{replicas_text(cfg)} x {cfg.nodes_per_replica}"
     return size if scaling is None else f"{size} ({scaling.engine}: {scaling.metric} {scaling.target:g}/replica)"
+
+
+def _replicas_cell(replicas: dict[str, Any], pods: int) -> str:
+    """`2 x 4` (replicas x pods), or `1..8 x 4` with the autoscaler and what it follows."""
+    size = f"{replicas_words(replicas)} x {pods}"
+    if not replicas.get("autoscaled"):
+        return size
+    return f"{size} ({replicas['engine']}: {replicas['metric']} {replicas['target']:g}/replica)"
 
 
 def _labels(labels: dict[str, str]) -> str:
@@ -89,23 +103,23 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         "",
     ]
 
+    # The tables are drawn from summary.json's data, the form pull requests compare.
+    data = build_summary_data(spec)
     lines += ["## Tenants and quotas", ""]
-    rows = []
-    for t in spec.tenants.values():
-        q = t.config.queue
-        rows.append(
-            [
-                t.name,
-                t.queue_name,
-                t.parent_queue or "root",
-                ", ".join(t.namespaces) or "-",
-                str(q.weight),
-                "yes" if q.reclaimable else "no",
-                _quota(q.capability),
-                _quota(q.deserved),
-                _quota(q.guarantee),
-            ]
-        )
+    rows = [
+        [
+            name,
+            t["queue"],
+            t["parent"] or "root",
+            ", ".join(t["namespaces"]) or "-",
+            str(t["weight"]),
+            "yes" if t["reclaimable"] else "no",
+            _quota(t["capability"]),
+            _quota(t["deserved"]),
+            _quota(t["guarantee"]),
+        ]
+        for name, t in data["tenants"].items()
+    ]
     lines += _table(
         ["tenant", "queue", "parent", "namespaces", "weight", "reclaimable", "capability", "deserved", "guarantee"],
         rows,
@@ -121,29 +135,21 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
     ]
 
     lines += ["## Models", ""]
-    rows = []
-    for m in spec.models.values():
-        cfg = m.config
-        constraint = cfg.topology
-        wanted = (
-            "-"
-            if constraint is None
-            else (f"{constraint.mode}" + (f" <= tier {m.highest_tier}" if m.highest_tier else ""))
-        )
-        rows.append(
-            [
-                m.name,
-                "LeaderWorkerSet" if m.multi_node else "Deployment",
-                f"{m.tenant}/{m.namespace}",
-                m.queue,
-                cfg.priority_class,
-                _replicas_text(cfg),
-                f"{cfg.resources.gpus} {m.gpu_resource}",
-                f"tp {cfg.tensor_parallel} x pp {cfg.pipeline_parallel}",
-                wanted,
-                placement_text(spec, m),
-            ]
-        )
+    rows = [
+        [
+            name,
+            m["kind"],
+            f"{m['tenant']}/{m['namespace']}",
+            m["queue"],
+            m["priorityClass"],
+            _replicas_cell(m["replicas"], m["podsPerReplica"]),
+            f"{m['acceleratorsPerPod']} {spec.gpu_resource}",
+            f"tp {m['tensorParallel']} x pp {m['pipelineParallel']}",
+            topology_words(m["topology"]),
+            placement_words(m["placement"]),
+        ]
+        for name, m in sorted(data["models"].items(), key=lambda item: list(spec.models).index(item[0]))
+    ]
     lines += _table(
         [
             "model",
@@ -166,7 +172,6 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
     lines.append("")
 
     if spec.topology is not None:
-        demand = domain_demand(spec)
         lines += [
             "## Topology",
             "",
@@ -175,22 +180,19 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
             + f"; HyperNodes: {spec.topology.hyper_nodes}.",
             "",
         ]
-        rows = []
-        for d in spec.topology.domains.values():
-            need = demand[d.name]
-            status = need.status
-            rows.append(
-                [
-                    d.name,
-                    str(d.tier),
-                    d.parent or "-",
-                    str(d.node_count),
-                    str(d.gpus),
-                    str(need.hard),
-                    str(need.soft),
-                    status,
-                ]
-            )
+        rows = [
+            [
+                name,
+                str(d["tier"]),
+                d["parent"] or "-",
+                str(d["nodes"]),
+                str(d["accelerators"]),
+                str(d["hard"]),
+                str(d["soft"]),
+                d["status"],
+            ]
+            for name, d in data["domains"].items()
+        ]
         lines += _table(
             ["domain", "tier", "parent", "nodes", words, f"hard {words} planned", f"soft {words} planned", "status"],
             rows,

@@ -26,6 +26,11 @@ LEGACY_SUMMARY_DATA_FILE = "plan.json"
 """What renders made before the rename called the same file (a pull request's base may be one)."""
 
 
+SUMMARY_SCHEMA_VERSION = 2
+"""Version of `summary.json`; `schema/summary.schema.json` describes it. Version 1 (display
+strings: `"pods per replica"`, `"2..16"`, placement as prose) is still read from base renders."""
+
+
 def replicas_text(cfg: ModelConfig) -> str:
     """`2`, or `1..8` under an autoscaler."""
     scaling = cfg.autoscaling
@@ -33,33 +38,83 @@ def replicas_text(cfg: ModelConfig) -> str:
 
 
 def placement_text(spec: PlatformSpec, model: ModelSpec) -> str:
+    return placement_words(placement_data(spec, model))
+
+
+def placement_data(spec: PlatformSpec, model: ModelSpec) -> dict[str, Any] | None:
     placement = spec.placements.get(model.name)
     if placement is None:
+        return None
+    return {
+        "tier": placement.tier,
+        "replicaSlots": placement.replicas_that_fit,
+        "unplaced": placement.unplaced,
+        "unplacedAtPeak": placement.unplaced_peak,
+    }
+
+
+def placement_words(placement: dict[str, Any] | None) -> str:
+    if placement is None:
         return "not checked"
-    where = "cluster" if placement.tier is None else f"tier {placement.tier}"
-    return f"fits {where} ({placement.replicas_that_fit} replica slots)"
+    where = "cluster" if placement.get("tier") is None else f"tier {placement['tier']}"
+    return f"fits {where} ({placement.get('replicaSlots')} replica slots)"
+
+
+def replicas_words(replicas: dict[str, Any]) -> str:
+    if replicas.get("autoscaled"):
+        return f"{replicas.get('min')}..{replicas.get('max')}"
+    return str(replicas.get("count"))
+
+
+def topology_words(topology: dict[str, Any] | None) -> str:
+    if not topology:
+        return "-"
+    return str(topology.get("mode")) + (f" <= tier {topology['highestTier']}" if topology.get("highestTier") else "")
+
+
+def _replicas(cfg: ModelConfig) -> dict[str, Any]:
+    scaling = cfg.autoscaling
+    if scaling is None:
+        return {"autoscaled": False, "count": cfg.replicas}
+    return {
+        "autoscaled": True,
+        "min": scaling.min_replicas,
+        "max": scaling.max_replicas,
+        "start": cfg.replicas,
+        "engine": scaling.engine,
+        "metric": scaling.metric,
+        "target": scaling.target,
+    }
 
 
 def build_summary_data(spec: PlatformSpec) -> dict[str, Any]:
-    words = spec.accelerator.words
+    """Everything as data: numbers as numbers, quantities as the Kubernetes quantity text."""
     models = {
         m.name: {
             "kind": "LeaderWorkerSet" if m.multi_node else "Deployment",
             "tenant": m.tenant,
-            "replicas": replicas_text(m.config),
-            "pods per replica": m.gang.pods,
-            f"{words} per pod": m.gpus_per_pod,
-            "topology": "-"
+            "namespace": m.namespace,
+            "queue": m.queue,
+            "priorityClass": m.config.priority_class,
+            "replicas": _replicas(m.config),
+            "podsPerReplica": m.gang.pods,
+            "acceleratorsPerPod": m.gpus_per_pod,
+            "tensorParallel": m.config.tensor_parallel,
+            "pipelineParallel": m.config.pipeline_parallel,
+            "topology": None
             if m.config.topology is None
-            else m.config.topology.mode + (f" <= tier {m.highest_tier}" if m.highest_tier else ""),
-            "placement": placement_text(spec, m),
+            else {"mode": m.config.topology.mode, "highestTier": m.highest_tier},
+            "placement": placement_data(spec, m),
         }
         for m in sorted(spec.models.values(), key=lambda m: m.name)
     }
     tenants = {
         t.name: {
             "queue": t.queue_name,
+            "parent": t.parent_queue,
+            "namespaces": list(t.namespaces),
             "weight": t.config.queue.weight,
+            "reclaimable": t.config.queue.reclaimable,
             **{
                 key: {k: str(v) for k, v in getattr(t.config.queue, key).items()}
                 for key in ("capability", "deserved", "guarantee")
@@ -74,12 +129,26 @@ def build_summary_data(spec: PlatformSpec) -> dict[str, Any]:
             need = demand[name]
             domains[name] = {
                 "tier": domain.tier,
-                words: domain.gpus,
+                "parent": domain.parent,
+                "nodes": domain.node_count,
+                "accelerators": domain.gpus,
                 "hard": need.hard,
                 "soft": need.soft,
                 "status": need.status,
             }
-    return {"models": models, "tenants": tenants, "domains": domains, "warnings": [str(w) for w in spec.warnings]}
+    return {
+        "schemaVersion": SUMMARY_SCHEMA_VERSION,
+        "stack": spec.stack,
+        "cluster": spec.cluster_name,
+        "accelerator": {"resource": spec.gpu_resource, "word": spec.accelerator.word},
+        "models": models,
+        "tenants": tenants,
+        "domains": domains,
+        "warnings": [
+            {"path": w.path, "message": w.message, "fix": w.fix, "file": w.file or None, "text": str(w)}
+            for w in spec.warnings
+        ],
+    }
 
 
 def write_summary_data(spec: PlatformSpec, out: Path) -> None:
@@ -92,17 +161,62 @@ def read_summary_data(directory: Path) -> dict[str, Any] | None:
         if path.is_file():
             data = read_json_mapping(path, {"models": dict, "tenants": dict, "domains": dict, "warnings": list})
             for section in ("models", "tenants", "domains"):
-                for name, entry in data[section].items():
+                for entry_name, entry in data[section].items():
                     if not isinstance(entry, dict):
-                        raise RenderFolderError(f"{path}: `{section}.{name}` must be a JSON object")
-            data["warnings"] = [str(w) for w in data["warnings"]]
-            return data
+                        raise RenderFolderError(f"{path}: `{section}.{entry_name}` must be a JSON object")
+            return data if data.get("schemaVersion") == SUMMARY_SCHEMA_VERSION else _from_version_1(data)
     return None
+
+
+def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 summary (display strings) in the shape platform changes compare."""
+
+    def replicas(text: Any) -> dict[str, Any]:
+        low, _, high = str(text).partition("..")
+        if high:
+            return {"autoscaled": True, "min": _int(low), "max": _int(high), "start": None}
+        return {"autoscaled": False, "count": _int(low)}
+
+    models = {}
+    for name, m in data["models"].items():
+        models[name] = {
+            "kind": m.get("kind"),
+            "tenant": m.get("tenant"),
+            "replicas": replicas(m.get("replicas")),
+            "podsPerReplica": m.get("pods per replica"),
+            "placementText": m.get("placement"),
+        }
+    return {
+        **data,
+        "models": models,
+        "warnings": [{"text": str(w)} for w in data["warnings"]],
+        "schemaVersion": 1,
+    }
+
+
+_WORDS: dict[str, Callable[[Any], str]] = {
+    "replicas": lambda v: replicas_words(v or {}),
+    "topology": topology_words,
+    "placement": placement_words,
+}
+
+
+def _int(text: str) -> int | str:
+    return int(text) if text.strip().isdigit() else text
 
 
 def _cell(value: Any) -> str:
     text = (", ".join(f"{k}={v}" for k, v in value.items()) or "-") if isinstance(value, dict) else str(value)
     return one_line(text).replace("|", "\\|")
+
+
+def _field(key: str, value: Any) -> str:
+    """A field of an entry in words: replica counts, topology and placement as people read them."""
+    if isinstance(value, dict) and key in _WORDS:
+        return _cell(_WORDS[key](value))
+    if value is None and key in _WORDS:
+        return _cell(_WORDS[key](None))
+    return _cell(value)
 
 
 def _changes(
@@ -120,7 +234,7 @@ def _changes(
             rows.append(f"| {code(name)} | removed | {_cell(describe(before))} |")
         else:
             changed = [
-                f"{key}: {_cell(before.get(key, '-'))} → {_cell(after.get(key, '-'))}"
+                f"{key}: {_field(key, before.get(key, '-'))} → {_field(key, after.get(key, '-'))}"
                 for key in dict.fromkeys([*before, *after])
                 if before.get(key) != after.get(key)
             ]
@@ -140,11 +254,19 @@ def platform_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> 
             "manifests._\n"
         )
     lines: list[str] = []
+    if old.get("schemaVersion") != new.get("schemaVersion"):
+        # Only the fields both versions hold are compared.
+        common = ("kind", "tenant", "replicas", "podsPerReplica")
+        old = {**old, "models": {n: {k: m.get(k) for k in common} for n, m in old["models"].items()}}
+        new = {**new, "models": {n: {k: m.get(k) for k in common} for n, m in new["models"].items()}}
     lines += _changes(
         "Models",
         old["models"],
         new["models"],
-        lambda m: f"{m.get('kind')}, {m.get('replicas')} × {m.get('pods per replica')} pods, {m.get('placement')}",
+        lambda m: (
+            f"{m.get('kind')}, {replicas_words(m.get('replicas') or {})} × {m.get('podsPerReplica')} pods"
+            + (f", {placement_words(m['placement'])}" if "placement" in m else "")
+        ),
     )
     lines += _changes(
         "Tenant quotas", old["tenants"], new["tenants"], lambda t: f"queue {t.get('queue')}, weight {t.get('weight')}"
@@ -155,7 +277,8 @@ def platform_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> 
         new["domains"],
         lambda d: f"tier {d.get('tier')}, {d.get('hard')} hard + {d.get('soft')} soft planned, {d.get('status')}",
     )
-    added = [w for w in new["warnings"] if w not in old["warnings"]]
+    before = {str(w.get("text")) for w in old["warnings"] if isinstance(w, dict)}
+    added = [str(w.get("text")) for w in new["warnings"] if isinstance(w, dict) and str(w.get("text")) not in before]
     if added:
         lines += ["**New warnings**", "", fence("\n".join(added)), ""]
     return "\n".join(lines)

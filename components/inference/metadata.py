@@ -26,7 +26,6 @@ def workload_metadata(model: ModelSpec) -> dict[str, Any]:
 
 
 def replicas_field(model: ModelSpec) -> dict[str, int]:
-    """`spec.replicas`, unless an autoscaler owns it: Pulumi applies with Server-Side Apply, and a
-    count in the manifest would be re-applied on every `pulumi up`, undoing the autoscaler. Left
-    out, the field belongs to whoever set it last (the autoscaler; 1 on creation)."""
-    return {} if model.config.autoscaling is not None else {"replicas": model.config.replicas}
+    """`spec.replicas`: the count, or under an autoscaler where a new workload starts (the
+    workload then carries `ignoreChanges: [spec.replicas]`, `autoscaled_options`)."""
+    return {"replicas": model.config.starting_replicas}

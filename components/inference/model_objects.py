@@ -9,7 +9,7 @@ import pulumi
 
 from components.inference.autoscaler import autoscaler_manifest
 from components.inference.service import service_manifest
-from components.kubernetes.objects import adopted, custom_resource, merged
+from components.kubernetes.objects import adoptable, adopted, custom_resource, merged
 from components.kubernetes.resource import HORIZONTAL_POD_AUTOSCALER, SERVICE, KubernetesResource
 from config.sections.observability import ObservabilityConfig
 from config.spec.model import ModelSpec
@@ -34,7 +34,7 @@ class ModelDependencies:
 
 def register_service(name: str, model: ModelSpec, opts: pulumi.ResourceOptions) -> str:
     """Registers the model's Service; returns its name."""
-    manifest = service_manifest(model)
+    manifest = adoptable("service" in model.config.adopt, service_manifest(model))
     KubernetesResource(
         f"{name}-service",
         SERVICE,
@@ -69,3 +69,15 @@ def register_autoscaler(
         KubernetesResource(f"{name}-hpa", HORIZONTAL_POD_AUTOSCALER, manifest, opts)
     else:
         custom_resource(f"{name}-scaledobject", manifest, opts)
+
+
+def autoscaled_options(model: ModelSpec) -> pulumi.ResourceOptions:
+    """`ignoreChanges` on `spec.replicas` under an autoscaler. With Server-Side Apply the provider
+    then sends the live count for the ignored field while Pulumi still owns it, and drops the field
+    once another manager (the autoscaler) owns it (`handleSSAIgnoreFields`, pulumi-kubernetes
+    provider/pkg/await/await.go): switching a running model to autoscaling keeps its replicas, and
+    no `pulumi up` undoes the autoscaler. (Leaving the field out instead gave it up at the switch,
+    and the workload dropped to the default of one replica.)"""
+    if model.config.autoscaling is None:
+        return pulumi.ResourceOptions()
+    return pulumi.ResourceOptions(ignore_changes=["spec.replicas"])

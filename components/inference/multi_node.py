@@ -9,12 +9,13 @@ from components.inference.model_objects import (
     MULTI_NODE_TYPE,
     SINGLE_NODE_TYPE,
     ModelDependencies,
+    autoscaled_options,
     kind_change_alias,
     register_autoscaler,
     register_service,
 )
 from components.inference.podgroup import podgroup_manifest
-from components.kubernetes.objects import adopted, custom_resource, merged
+from components.kubernetes.objects import adoptable, adopted, custom_resource, merged
 from config.spec.model import ModelSpec
 
 
@@ -31,7 +32,7 @@ class MultiNodeModel(pulumi.ComponentResource):
             depends.append(deps.lws)
         child = pulumi.ResourceOptions(parent=self, depends_on=depends)
         if model.has_pod_group:
-            group = podgroup_manifest(model)
+            group = adoptable("podGroup" in model.config.adopt, podgroup_manifest(model))
             pod_group = custom_resource(
                 f"{name}-podgroup",
                 group,
@@ -42,7 +43,7 @@ class MultiNodeModel(pulumi.ComponentResource):
             )
             # Pods must find their PodGroup when they are created.
             child = merged(child, pulumi.ResourceOptions(depends_on=[pod_group]))
-        workload = leaderworkerset_manifest(model)
+        workload = adoptable("workload" in model.config.adopt, leaderworkerset_manifest(model))
         lws = custom_resource(
             f"{name}-lws",
             workload,
@@ -50,6 +51,7 @@ class MultiNodeModel(pulumi.ComponentResource):
                 child,
                 pulumi.ResourceOptions(delete_before_replace=True),
                 adopted("workload" in model.config.adopt, workload),
+                autoscaled_options(model),
             ),
         )
         register_autoscaler(name, model, deps.observability, pulumi.ResourceOptions(parent=self, depends_on=[lws]))

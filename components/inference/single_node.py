@@ -9,11 +9,12 @@ from components.inference.model_objects import (
     MULTI_NODE_TYPE,
     SINGLE_NODE_TYPE,
     ModelDependencies,
+    autoscaled_options,
     kind_change_alias,
     register_autoscaler,
     register_service,
 )
-from components.kubernetes.objects import adopted, merged
+from components.kubernetes.objects import adoptable, adopted, merged
 from components.kubernetes.resource import DEPLOYMENT, KubernetesResource
 from config.spec.model import ModelSpec
 
@@ -27,7 +28,7 @@ class SingleNodeModel(pulumi.ComponentResource):
     ):
         super().__init__(SINGLE_NODE_TYPE, name, None, kind_change_alias(opts, MULTI_NODE_TYPE))
         child = pulumi.ResourceOptions(parent=self, depends_on=deps.resources())
-        manifest = deployment_manifest(model)
+        manifest = adoptable("workload" in model.config.adopt, deployment_manifest(model))
         create, update = rollout_timeouts(model)
         deployment = KubernetesResource(
             f"{name}-deployment",
@@ -41,6 +42,7 @@ class SingleNodeModel(pulumi.ComponentResource):
                     delete_before_replace=True, custom_timeouts=pulumi.CustomTimeouts(create=create, update=update)
                 ),
                 adopted("workload" in model.config.adopt, manifest),
+                autoscaled_options(model),
             ),
         )
         register_autoscaler(

@@ -10,6 +10,7 @@ import pulumi
 from components.kubernetes.resource import HELM_RELEASE, NAMESPACE, KubernetesResource, custom_kind
 from config.platform_labels import MANAGED_BY
 from config.spec.images import ChartSource
+from config.upstream.kubernetes import PATCH_FORCE_ANNOTATION
 
 
 def custom_resource(name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> KubernetesResource:
@@ -28,16 +29,19 @@ def installed_chart(
     pull_secret: Callable[[str, pulumi.ResourceOptions], pulumi.Resource] | None,
     adopt: bool,
     chart: dict[str, Any],
+    login: tuple[str, Any] | None = None,
 ) -> KubernetesResource:
     """A platform component's namespace, the pull Secret of its images (made by `pull_secret`,
     if any) and its Helm release, from a chart repository or an OCI reference. `protect` guards
     the namespace too: deleting it would take the release's objects with it. `adopt` takes over a
     release (and namespace) installed by hand. `chart` holds the Release's other inputs (`version`,
-    `values`, `timeout`, ...) in the provider's spelling."""
+    `values`, `timeout`, ...) in the provider's spelling; `login` the username and (secret)
+    password of the chart's registry (pulumi-kubernetes logs in to an OCI registry with them when
+    both are set)."""
     created = KubernetesResource(
         f"{prefix}-namespace",
         NAMESPACE,
-        {"metadata": {"name": namespace, "labels": dict(MANAGED_BY)}},
+        adoptable(adopt, {"metadata": {"name": namespace, "labels": dict(MANAGED_BY)}}),
         merged(
             pulumi.ResourceOptions(parent=parent, protect=protect), adopted(adopt, {"metadata": {"name": namespace}})
         ),
@@ -54,8 +58,13 @@ def installed_chart(
         "maxHistory": 10,
         **chart,
     }
-    if source.repository is not None:
-        inputs["repositoryOpts"] = {"repo": source.repository}
+    options: dict[str, Any] = {"repo": source.repository} if source.repository is not None else {}
+    if login is not None:
+        options.update({"username": login[0], "password": login[1]})
+    if source.ca_file is not None:
+        options["caFile"] = source.ca_file
+    if options:
+        inputs["repositoryOpts"] = options
     return KubernetesResource(
         f"{prefix}-release",
         HELM_RELEASE,
@@ -74,6 +83,22 @@ def merged(*options: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
     for option in options:
         result = pulumi.ResourceOptions.merge(result, option)
     return result
+
+
+def adoptable(adopt: bool, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest of an object the stack takes over, with `pulumi.com/patchForce: "true"`: its
+    fields belong to whoever wrote them last (`kubectl`, Helm, Argo CD, a named manager), and the
+    provider takes over only managers named `kubectl...`, `before-first-apply` or
+    `pulumi-kubernetes...` (`fixCSAFieldManagers` in pulumi-kubernetes `provider/pkg/await/await.go`)
+    and not at all in a preview, whose dry-run apply then conflicts on every field that changes.
+    With the annotation every apply, the preview's included, is forced (`patchForce` in the same
+    file). It stays while `adopt` is set; removing `adopt` after the first `pulumi up` removes it
+    too, an update of that one annotation."""
+    if not adopt:
+        return manifest
+    metadata = dict(manifest.get("metadata") or {})
+    metadata["annotations"] = {**(metadata.get("annotations") or {}), PATCH_FORCE_ANNOTATION: "true"}
+    return {**manifest, "metadata": metadata}
 
 
 def adopted(adopt: bool, manifest: dict[str, Any]) -> pulumi.ResourceOptions:

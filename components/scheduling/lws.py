@@ -8,7 +8,7 @@ import pulumi
 
 from components.kubernetes.objects import installed_chart
 from components.kubernetes.resource import KubernetesResource
-from components.secrets import platform_pull_secret
+from components.secrets import chart_login, platform_pull_secret
 from config.sections.stack import StackConfig
 from config.spec.images import lws_chart, lws_image_repository, lws_pull_secret
 from config.spec.merge import deep_merge
@@ -42,15 +42,17 @@ class LwsInstall(pulumi.ComponentResource):
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:lws:LwsInstall", name, None, opts)
         config = spec.config
+        chart = lws_chart(config)
         self.release = installed_chart(
             name,
             LWS_RELEASE,
             LWS_NAMESPACE,
-            lws_chart(config),
+            chart,
             config.lws.protect,
             self,
             platform_pull_secret(spec, lws_pull_secret(config), LWS_NAMESPACE),
             config.lws.adopt,
             {"version": config.lws.version, "values": lws_values(config), "timeout": 600},
+            chart_login(spec, chart),
         )
         self.register_outputs({"release": LWS_RELEASE})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
-from components.kubernetes.objects import adopted, merged
+from components.kubernetes.objects import adoptable, adopted, merged
 from components.kubernetes.resource import PRIORITY_CLASS, KubernetesResource
 from config.platform_labels import MANAGED_BY
 from config.sections.priority import PriorityClassConfig
@@ -27,13 +27,16 @@ class PriorityClasses(pulumi.ComponentResource):
             self.classes[class_name] = KubernetesResource(
                 f"{name}-{class_name}",
                 PRIORITY_CLASS,
-                {
-                    "metadata": {"name": class_name, "labels": dict(MANAGED_BY)},
-                    "value": config.value,
-                    "preemptionPolicy": config.preemption_policy,
-                    "globalDefault": config.global_default,
-                    "description": config.description or None,
-                },
+                adoptable(
+                    config.adopt,
+                    {
+                        "metadata": {"name": class_name, "labels": dict(MANAGED_BY)},
+                        "value": config.value,
+                        "preemptionPolicy": config.preemption_policy,
+                        "globalDefault": config.global_default,
+                        "description": config.description or None,
+                    },
+                ),
                 # `value` and `preemptionPolicy` are immutable; the name is a contract, so the
                 # old class must go before the new one can take it.
                 opts=merged(

@@ -6,7 +6,7 @@ from typing import Any
 
 import pulumi
 
-from components.kubernetes.objects import adopted, custom_resource, merged
+from components.kubernetes.objects import adoptable, adopted, custom_resource, merged
 from components.kubernetes.resource import NAMESPACE, KubernetesResource, custom_kind
 from config.platform_labels import MANAGED_BY, TENANT_LABEL
 from config.sections.tenants import DefaultQueuePatch
@@ -81,19 +81,22 @@ class TenantQueues(pulumi.ComponentResource):
                 self.namespaces[namespace] = KubernetesResource(
                     f"{name}-namespace-{namespace}",
                     NAMESPACE,
-                    {
-                        "metadata": {
-                            "name": namespace,
-                            "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
-                        }
-                    },
+                    adoptable(
+                        "namespaces" in tenant.config.adopt,
+                        {
+                            "metadata": {
+                                "name": namespace,
+                                "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
+                            }
+                        },
+                    ),
                     # Kept by default: a namespace holds things the stack does not manage.
                     merged(
                         pulumi.ResourceOptions(parent=self, retain_on_delete=tenant.config.retain_namespaces),
                         adopted("namespaces" in tenant.config.adopt, {"metadata": {"name": namespace}}),
                     ),
                 )
-            manifest = queue_manifest(tenant)
+            manifest = adoptable("queue" in tenant.config.adopt, queue_manifest(tenant))
             depends: list[pulumi.Resource] = [volcano]
             if tenant.parent:
                 depends.append(self.queues[tenant.parent])

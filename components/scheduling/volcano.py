@@ -7,7 +7,7 @@ import pulumi
 from components.kubernetes.objects import installed_chart
 from components.kubernetes.resource import KubernetesResource
 from components.scheduling.volcano_values import volcano_values
-from components.secrets import platform_pull_secret
+from components.secrets import chart_login, platform_pull_secret
 from config.spec.images import volcano_chart, volcano_pull_secret
 from config.spec.platform import PlatformSpec
 from config.upstream.volcano import VOLCANO_NAMESPACE, VOLCANO_RELEASE
@@ -28,11 +28,12 @@ class VolcanoInstall(pulumi.ComponentResource):
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:volcano:VolcanoInstall", name, None, opts)
         volcano = spec.config.volcano
+        chart = volcano_chart(spec.config)
         self.release = installed_chart(
             name,
             VOLCANO_RELEASE,
             VOLCANO_NAMESPACE,
-            volcano_chart(spec.config),
+            chart,
             volcano.protect,
             self,
             platform_pull_secret(spec, volcano_pull_secret(spec.config), VOLCANO_NAMESPACE),
@@ -44,5 +45,6 @@ class VolcanoInstall(pulumi.ComponentResource):
                 "waitForJobs": True,
                 "timeout": 900,
             },
+            chart_login(spec, chart),
         )
         self.register_outputs({"release": VOLCANO_RELEASE, "namespace": VOLCANO_NAMESPACE})

@@ -45,6 +45,22 @@ def check_registries(spec: PlatformSpec) -> list[Problem]:
     problems: list[Problem] = []
     for name, registry in spec.config.registries.items():
         problems += secret_exists(spec, registry.password_secret, join_path("registries", name, "passwordSecret"))
+    config = spec.config
+    for path, entry in (
+        ("cluster.mirror.chartCredentials", config.cluster.mirror.chart_credentials),
+        ("volcano.chartCredentials", config.volcano.chart_credentials),
+        ("lws.chartCredentials", config.lws.chart_credentials),
+    ):
+        if entry is not None and entry not in config.registries:
+            problems.append(
+                Problem(
+                    path,
+                    f"`{entry}` is not an entry of `registries`, so the chart would be pulled without credentials",
+                    "add it under `registries` (server, username, passwordSecret), or use one of: "
+                    + (", ".join(config.registries) or "(none defined)"),
+                    got=entry,
+                )
+            )
     return problems
 
 

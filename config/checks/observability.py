@@ -23,13 +23,20 @@ def check_observability(spec: PlatformSpec) -> list[Problem]:
                     "set `observability.enabled: true` (prometheus-operator on the cluster), or remove `autoscaling`",
                 )
             )
-        if scaling is not None and "replicas" in model.config.model_fields_set:
+        replicas = model.config.replicas
+        if (
+            scaling is not None
+            and "replicas" in model.config.model_fields_set
+            and not scaling.min_replicas <= replicas <= scaling.max_replicas
+        ):
             problems.append(
                 Problem(
                     join_path(path, "replicas"),
-                    "the autoscaler owns the replica count, so `replicas` would be ignored",
-                    f"remove `replicas`; the model runs between {scaling.min_replicas} and {scaling.max_replicas}",
-                    got=model.config.replicas,
+                    f"under the autoscaler `replicas` is where a new workload starts, and it must lie between "
+                    f"`minReplicas` ({scaling.min_replicas}) and `maxReplicas` ({scaling.max_replicas})",
+                    f"set `replicas` between {scaling.min_replicas} and {scaling.max_replicas}, or remove it (start "
+                    f"at {scaling.min_replicas})",
+                    got=replicas,
                 )
             )
         if (observability.enabled or scaling is not None) and DISABLE_STATS_FLAG in model.config.engine.extra_args:

@@ -54,6 +54,14 @@ class MirrorConfig(ConfigModel):
     """Entry of `registries` used to pull the platform's images; the program creates it in
     `volcano-system` and `lws-system`. Default for `volcano.imagePullSecret` and
     `lws.imagePullSecret`."""
+    chart_credentials: str | None = None
+    """Entry of `registries` whose username and password pull the charts from `charts` (Helm
+    logs in to the OCI registry or the repository with them; the machine running `pulumi up` needs
+    no `helm registry login`). Default: the entry whose `server` is the charts' host, so a mirror
+    whose `pullSecret` entry is that host pulls charts with the same credentials."""
+    chart_ca_file: str | None = None
+    """CA bundle of the charts' registry, a path on the machine that runs `pulumi up`. The
+    provider's Release has no plain-HTTP switch: the registry must serve TLS."""
 
 
 class ClusterConfig(ConfigModel):

@@ -367,6 +367,14 @@ class ModelConfig(ConfigModel):
         return self.nodes_per_replica > 1
 
     @property
+    def starting_replicas(self) -> int:
+        """Replicas a new workload starts with: `replicas`, or under an autoscaler its
+        `minReplicas` unless `replicas` says where to start."""
+        if self.autoscaling is None or "replicas" in self.model_fields_set:
+            return self.replicas
+        return self.autoscaling.min_replicas
+
+    @property
     def planned_replicas(self) -> int:
         """The most replicas the model can run: `maxReplicas` under an autoscaler. Placement
         and quota checks count this many."""

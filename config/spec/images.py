@@ -7,6 +7,7 @@ the list of images a render writes and the checks all agree.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,10 +31,29 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ChartSource:
     """What `helm.v3.Release` is given: `chart`, and `repositoryOpts.repo` for a classic Helm
-    repository (None for OCI references, which carry their registry in `chart`)."""
+    repository (None for OCI references, which carry their registry in `chart`); the entry of
+    `registries` whose credentials pull it, and a CA bundle."""
 
     chart: str
     repository: str | None
+    credentials: str | None = None
+    ca_file: str | None = None
+
+
+def _host(reference: str) -> str:
+    return reference.split("://", 1)[-1].split("/", 1)[0]
+
+
+def _with_login(config: StackConfig, source: ChartSource, own: str | None, own_ca: str | None) -> ChartSource:
+    """The credentials and CA bundle a chart is pulled with: its install's own, the mirror's for a
+    chart on the mirror's host, else the `registries` entry for the chart's host."""
+    mirror = config.cluster.mirror
+    host = _host(source.repository or source.chart)
+    on_mirror = mirror.charts is not None and _host(mirror.charts) == host
+    by_host = next((name for name, r in config.registries.items() if r.server == host), None)
+    credentials = own or (mirror.chart_credentials if on_mirror else None) or by_host
+    ca_file = own_ca or (mirror.chart_ca_file if on_mirror else None)
+    return dataclasses.replace(source, credentials=credentials, ca_file=ca_file)
 
 
 def chart_source(repository: str, name: str) -> ChartSource:
@@ -43,10 +63,17 @@ def chart_source(repository: str, name: str) -> ChartSource:
 
 
 def volcano_chart(config: StackConfig) -> ChartSource:
-    return chart_source(config.volcano.repository or config.cluster.mirror.charts or VOLCANO_REPOSITORY, VOLCANO_CHART)
+    source = chart_source(
+        config.volcano.repository or config.cluster.mirror.charts or VOLCANO_REPOSITORY, VOLCANO_CHART
+    )
+    return _with_login(config, source, config.volcano.chart_credentials, config.volcano.chart_ca_file)
 
 
 def lws_chart(config: StackConfig) -> ChartSource:
+    return _with_login(config, _lws_source(config), config.lws.chart_credentials, config.lws.chart_ca_file)
+
+
+def _lws_source(config: StackConfig) -> ChartSource:
     charts = config.cluster.mirror.charts
     chart = config.lws.chart
     if chart is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from config.spec.images import volcano_image_tag
 from config.spec.platform import PlatformSpec
 from config.upstream.lws import LWS_NAMESPACE, LWS_RELEASE
+from config.upstream.vendored import VOLCANO, vendored_dir
 from config.upstream.volcano import VOLCANO_NAMESPACE, VOLCANO_RELEASE
 from live.cluster_state import ClusterState
 from live.preflight.objects import managed_by_stack
@@ -31,16 +32,7 @@ def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, 
         tag = image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else ""
         report.notes.append("Volcano is installed" + (f", scheduler image `{image}`" if image else ""))
         if tag and tag != wanted:
-            report.add(
-                Finding(
-                    "volcano-version",
-                    "warning",
-                    "volcano.version",
-                    f"the running scheduler is {tag}, the stack installs {wanted}; `pulumi up` upgrades it (and its "
-                    "CRDs)",
-                    "upgrade in a change of its own (docs/operations.md, upgrading Volcano)",
-                )
-            )
+            report.add(_version_finding(spec, tag, wanted))
     for namespace, release, component, crd, adopt, setting in (
         (
             VOLCANO_NAMESPACE,
@@ -62,6 +54,11 @@ def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, 
         if setting == "lws" and not spec.lws_install:
             continue
         live = state.find("Namespace", namespace)
+        if adopt and live is not None:
+            report.notes.append(
+                f"the {component} release `{namespace}/{release}` and its namespace will be adopted: `pulumi up` "
+                "imports them, then upgrades the release in place"
+            )
         if live is not None and not managed_by_stack(live) and not adopt:
             report.add(
                 Finding(
@@ -165,3 +162,34 @@ def served_versions(state: ClusterState) -> dict[str, set[str]]:
         versions = {v["name"] for v in crd.get("spec", {}).get("versions", []) if v.get("served")}
         served.setdefault(group, set()).update(versions)
     return served
+
+
+def _version_finding(spec: PlatformSpec, running: str, wanted: str) -> Finding:
+    """A running Volcano of another version. Adopting and upgrading in one `pulumi up` mixes two
+    risks, so the advice is to adopt at the running version when its schemas are vendored (the
+    stack's features that version lacks are then refused by key path, and come in the upgrade),
+    and otherwise to upgrade in a change of its own."""
+    version = running.removeprefix("v")
+    vendored = vendored_dir(VOLCANO, version) is not None
+    adopting = bool(spec.config.volcano.adopt)
+    if vendored and adopting:
+        fix = (
+            f"adopt at the running version first: set `volcano.version: {version}` in the change that adopts "
+            "Volcano (the stack's features that version lacks are refused by key path: leave them for the next "
+            "change), then raise `volcano.version` in a change of its own (docs/operations.md, upgrading Volcano)"
+        )
+    elif adopting:
+        fix = (
+            f"{version} is not vendored (`make upstream VOLCANO={version}` vendors it, with network access), so the "
+            "stack cannot adopt at the running version: upgrade the running Volcano to the stack's version with its "
+            "own tooling first, or accept that `pulumi up` adopts and upgrades at once"
+        )
+    else:
+        fix = "upgrade in a change of its own (docs/operations.md, upgrading Volcano)"
+    return Finding(
+        "volcano-version",
+        "warning",
+        "volcano.version",
+        f"the running scheduler is {running}, the stack installs {wanted}; `pulumi up` upgrades it (and its CRDs)",
+        fix,
+    )

@@ -32,6 +32,10 @@ def _padding_hint(missing: str, existing: set[str]) -> str | None:
     return None
 
 
+def _label(node: dict[str, Any], key: str) -> str:
+    return str((node["metadata"].get("labels") or {}).get(key, "(unset)"))
+
+
 def check_nodes(spec: PlatformSpec, state: ClusterState, report: Report) -> None:
     resource, words = spec.gpu_resource, spec.accelerator.words
     existing = {object_name(n): n for n in state.nodes}
@@ -104,7 +108,9 @@ def check_nodes(spec: PlatformSpec, state: ClusterState, report: Report) -> None
         )
     relabelled = [
         f"{name}: "
-        + ", ".join(f"{k}={(existing[name]['metadata'].get('labels') or {}).get(k)!s}->{v}" for k, v in changes)
+        + ", ".join(
+            f"{k}={(existing[name]['metadata'].get('labels') or {}).get(k, '(unset)')}->{v}" for k, v in changes
+        )
         for name in configured
         if name in existing
         and (

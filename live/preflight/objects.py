@@ -11,14 +11,22 @@ from config.platform_labels import MANAGED_BY, MODEL_LABEL, TENANT_LABEL
 from config.schema.quantity import quantity_value
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
-from live.preflight.report import FIELDS_SHOWN, Finding, Report, listed
+from live.preflight.report import Finding, Report, listed
 from offline.diff import dotted_get, fixed_field_changes
 from offline.manifests import Rendered, RenderedObject
 
 # Kinds the stack creates that may already exist, and the setting that adopts them.
 ADOPTABLE = ("Namespace", "Queue", "PriorityClass", "Deployment", "LeaderWorkerSet", "Service", "PodGroup")
-# Fields the API server fills in; they never count as a difference.
-SERVER_FIELDS = ("metadata.annotations.pulumi.com/waitFor", "metadata.annotations.pulumi.com/skipAwait")
+# Annotations only Pulumi reads; they never count as a difference.
+SERVER_FIELDS = (
+    "metadata.annotations.pulumi.com/waitFor",
+    "metadata.annotations.pulumi.com/skipAwait",
+    "metadata.annotations.pulumi.com/patchForce",
+)
+# Field managers whose fields pulumi-kubernetes takes over on its first apply (`fixCSAFieldManagers`,
+# provider/pkg/await/await.go, through fluxcd/pkg/ssa `matchFieldManager`): every other manager keeps
+# its fields; the adoption's `patchForce` takes them anyway, and a controller among them sets them back.
+TAKEN_OVER_MANAGERS = ("kubectl", "before-first-apply", "pulumi-kubernetes")
 
 
 def _differences(desired: Any, live: Any, path: str = "") -> Iterator[str]:
@@ -104,12 +112,28 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                     + ", and these fields differ but cannot change in place: the object would have to be "
                     "replaced, which `pulumi up` refuses for an object it imports",
                     "make the stack set the live values, or delete the object and let the stack create it",
-                    listed(fixed, FIELDS_SHOWN),
+                    listed(fixed),
                 )
             )
         elif obj.file in imports:
             adopting.append(subject)
-            if differences:
+            owned = [(line, field_managers(live, line.split(": ", 1)[0])) for line in differences]
+            foreign = sorted({m for _, managers in owned for m in managers if not m.startswith(TAKEN_OVER_MANAGERS)})
+            if foreign:
+                report.add(
+                    Finding(
+                        "adopt-foreign-manager",
+                        "error",
+                        subject,
+                        f"is adopted, and fields that change belong to {', '.join(f'`{m}`' for m in foreign)}, "
+                        "which the provider does not take over: the adoption forces them (`pulumi.com/patchForce`), "
+                        "and a controller among those managers (Argo CD, Flux, an operator) sets them back",
+                        "take the object out of that manager's control first (remove it from its Argo CD application "
+                        "or Helm release), then adopt it",
+                        listed([f"{line} (owned by {', '.join(m) or 'no manager'})" for line, m in owned]),
+                    )
+                )
+            elif differences:
                 report.add(
                     Finding(
                         "adopt-updates",
@@ -117,7 +141,7 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                         subject,
                         "is adopted: `pulumi up` imports it, then updates these fields in place",
                         "review them; the preview shows the same as an import followed by an update",
-                        listed(differences, FIELDS_SHOWN),
+                        listed([f"{line} (owned by {', '.join(m) or 'no manager'})" for line, m in owned]),
                     )
                 )
         elif not managed_by_stack(live):
@@ -129,7 +153,7 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                     "already exists and is not managed by this stack; `pulumi up` would fail with AlreadyExists",
                     f"adopt it with `{setting}` (`pulumi up` then imports it and updates the fields below in "
                     "place), or delete it",
-                    listed(differences, FIELDS_SHOWN) or ("no field differs: it is adopted as it is",),
+                    listed(differences) or ("no field differs: it is adopted as it is",),
                 )
             )
     if adopting:
@@ -145,3 +169,41 @@ def managed_by_stack(live: dict[str, Any]) -> bool:
 def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     """What the stack sets of an object, without what only Pulumi reads."""
     return {k: v for k, v in manifest.items() if k not in ("apiVersion", "kind")}
+
+
+def field_managers(live: dict[str, Any], dotted: str) -> list[str]:
+    """The managers that own a field (a dotted path with `[index]` for list items) in the live
+    object's `metadata.managedFields` (`fieldsV1`: `f:<name>` for fields, `k:{...}` for the items of
+    a keyed list such as `containers`)."""
+    parts = [p for p in dotted.replace("[", ".[").split(".") if p]
+    owners = []
+    for entry in live.get("metadata", {}).get("managedFields") or []:
+        if isinstance(entry, dict) and _owns(entry.get("fieldsV1") or {}, parts, live):
+            owners.append(str(entry.get("manager", "")))
+    return sorted(set(owners))
+
+
+def _owns(fields: Any, parts: list[str], value: Any) -> bool:
+    if not parts:
+        return True
+    if not isinstance(fields, dict):
+        return False
+    head, rest = parts[0], parts[1:]
+    if head.startswith("["):
+        index = int(head[1:-1])
+        item = value[index] if isinstance(value, list) and index < len(value) else None
+        for key, child in fields.items():
+            if key.startswith("k:") and isinstance(item, dict):
+                try:
+                    selector = json.loads(key[2:])
+                except ValueError:
+                    continue
+                if all(item.get(k) == v for k, v in selector.items()):
+                    return _owns(child, rest, item)
+            elif key == f"i:{index}":
+                return _owns(child, rest, item)
+        return "." in fields  # the manager owns the list as a whole
+    child = fields.get(f"f:{head}")
+    if child is None:
+        return False
+    return not rest or child == {} or _owns(child, rest, value.get(head) if isinstance(value, dict) else None)

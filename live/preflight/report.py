@@ -7,12 +7,15 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from config.errors import one_line
+from offline.markdown import code
+
 Severity = Literal["error", "warning"]
 
-FIRST = 5
-"""How many names a finding lists before it says how many more there are."""
-FIELDS_SHOWN = 12
-"""How many differing fields of one object a finding lists."""
+SHOWN = 12
+"""How many details of a finding the Markdown report lists before it says how many more there are."""
+SCHEMA_VERSION = 1
+"""Version of the JSON report (`schema/preflight.schema.json`)."""
 
 
 @dataclass(frozen=True)
@@ -40,9 +43,10 @@ class Report:
         self.findings.extend(findings)
 
 
-def listed(names: list[str], first: int = FIRST) -> tuple[str, ...]:
-    shown = tuple(names[:first])
-    return (*shown, f"... and {len(names) - first} more") if len(names) > first else shown
+def listed(names: list[str]) -> tuple[str, ...]:
+    """Every name: the JSON report holds them all; the Markdown report shows the first `SHOWN`
+    and says how many more there are."""
+    return tuple(names)
 
 
 def object_name(obj: dict[str, Any]) -> str:
@@ -50,17 +54,18 @@ def object_name(obj: dict[str, Any]) -> str:
 
 
 def _detail(text: str) -> str:
-    """Field paths and values read as code; the sentences that summarise them do not."""
-    return text if text.startswith("... and ") or " " in text.split(":")[0] else f"`{text}`"
+    """Details as code (names and values from the cluster cannot format the report)."""
+    return code(text)
 
 
 def markdown(report: Report) -> str:
     errors = [f for f in report.findings if f.severity == "error"]
     warnings = [f for f in report.findings if f.severity == "warning"]
     lines = [
-        f"## Preflight of stack `{report.stack}`",
+        f"## Preflight of stack {code(report.stack)}",
         "",
-        f"Read from {report.source}: {len(errors)} error(s), {len(warnings)} warning(s).",
+        f"Read from {one_line(report.source, keep_backticks=True)}: "
+        f"{len(errors)} error(s), {len(warnings)} warning(s).",
         "",
     ]
     for title, found in (("Errors", errors), ("Warnings", warnings)):
@@ -68,16 +73,23 @@ def markdown(report: Report) -> str:
             continue
         lines += [f"### {title}", ""]
         for finding in found:
-            lines.append(f"- **{finding.subject}** ({finding.check}): {finding.message}")
+            lines.append(
+                f"- **{code(finding.subject)}** ({finding.check}): {one_line(finding.message, keep_backticks=True)}"
+            )
             if finding.fix:
-                lines.append(f"  - fix: {finding.fix}")
-            lines += [f"  - {_detail(detail)}" for detail in finding.details]
+                lines.append(f"  - fix: {one_line(finding.fix, keep_backticks=True)}")
+            lines += [f"  - {_detail(detail)}" for detail in finding.details[:SHOWN]]
+            if len(finding.details) > SHOWN:
+                lines.append(f"  - ... and {len(finding.details) - SHOWN} more (all of them in `--json`)")
         lines.append("")
     if report.notes:
-        lines += ["### Found", ""] + [f"- {note}" for note in report.notes] + [""]
+        lines += ["### Found", ""] + [f"- {one_line(note, keep_backticks=True)}" for note in report.notes] + [""]
     if report.queues:
         lines += ["### Queues now", "", "| queue | resource | allocated | capability |", "|---|---|---|---|"]
-        lines += [f"| {q['queue']} | {q['resource']} | {q['allocated']} | {q['capability']} |" for q in report.queues]
+        lines += [
+            f"| {code(q['queue'])} | {code(q['resource'])} | {q['allocated']} | {q['capability']} |"
+            for q in report.queues
+        ]
         lines.append("")
     if not report.findings:
         lines += ["Nothing found: the stack meets the cluster cleanly.", ""]
@@ -85,4 +97,7 @@ def markdown(report: Report) -> str:
 
 
 def as_json(report: Report) -> str:
-    return json.dumps(asdict(report), indent=2) + "\n"
+    """The report as data (`schema/preflight.schema.json`): every detail, no Markdown."""
+    data = {"schemaVersion": SCHEMA_VERSION, **asdict(report)}
+    data["findings"] = [{**f, "details": list(f["details"])} for f in data["findings"]]
+    return json.dumps(data, indent=2) + "\n"

@@ -11,7 +11,7 @@ import pytest
 from offline.diff import diff_dirs
 from offline.render import write_render
 from tests.components.helpers import STACK, objects_of_kind
-from tests.conftest import load, mutate, stack_raw
+from tests.conftest import load, mutate, paths_of, stack_raw
 
 # -- autoscaling ------------------------------------------------------------------------------------
 
@@ -38,12 +38,42 @@ def test_autoscalers_target_the_workload_and_its_scale_subresource(committed_ren
     assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, 4)
 
 
-def test_an_autoscaled_workload_has_no_replicas_for_pulumi_to_reset(committed_render: Any) -> None:
+def test_an_autoscaled_workload_starts_at_its_count_and_pulumi_then_leaves_it_alone(committed_render: Any) -> None:
     render = committed_render(STACK)
     workloads = {**objects_of_kind(render, "Deployment"), **objects_of_kind(render, "LeaderWorkerSet")}
+    ignored = {e["file"]: e.get("ignoreChanges") for e in render.rendered.index if e.get("file")}
     for name, manifest in workloads.items():
-        autoscaled = render.spec.models[name].config.autoscaling is not None
-        assert ("replicas" in manifest["spec"]) is not autoscaled, name
+        config = render.spec.models[name].config
+        assert manifest["spec"]["replicas"] == config.starting_replicas, name
+        file = next(o.file for o in render.rendered.objects if o.manifest is manifest)
+        assert (ignored[file] == ["spec.replicas"]) is (config.autoscaling is not None), name
+
+
+def test_switching_a_running_model_to_autoscaling_keeps_its_replicas(render_raw: Any, tmp_path: Path) -> None:
+    """The switch keeps `spec.replicas` in the manifest and adds `ignoreChanges` on it, so the
+    provider applies the live count (pulumi-kubernetes `handleSSAIgnoreFields`); the field is
+    never removed, which would give it up and drop the workload to one replica."""
+    fixed = mutate(
+        stack_raw(STACK),
+        lambda r: (r["models"]["qwen3-8b"].pop("autoscaling"), r["models"]["qwen3-8b"].update(replicas=4)),
+    )
+    scaled = mutate(
+        stack_raw(STACK),
+        lambda r: r["models"]["qwen3-8b"].update(
+            replicas=4, autoscaling={"minReplicas": 2, "maxReplicas": 16, "metric": "requestsWaiting", "target": 5}
+        ),
+    )
+    before = render_raw(fixed).rendered.find("Deployment", "qwen3-8b", "chat").manifest
+    after_render = render_raw(scaled)
+    after = after_render.rendered.find("Deployment", "qwen3-8b", "chat").manifest
+    assert before["spec"]["replicas"] == after["spec"]["replicas"] == 4
+    entry = next(e for e in after_render.rendered.index if e.get("file") == "manifests/Deployment.chat.qwen3-8b.yaml")
+    assert entry["ignoreChanges"] == ["spec.replicas"]
+
+
+def test_a_starting_count_outside_the_autoscalers_range_is_refused() -> None:
+    raw = mutate(stack_raw(STACK), lambda r: r["models"]["qwen3-8b"].update(replicas=20))
+    assert "models.qwen3-8b.replicas" in paths_of(raw)
 
 
 def test_changing_the_autoscaler_changes_only_the_autoscaler(render_raw: Any, tmp_path: Path) -> None:

@@ -142,10 +142,12 @@ def test_topology_plugin_off_warns_for_constrained_models() -> None:
 
 def test_old_volcano_versions_get_no_newer_arguments_and_reject_newer_fields() -> None:
     older = mutate(SEED, lambda r: r["volcano"].update(version="1.13.0"))
+    unvendored = mutate(SEED, lambda r: r["volcano"].update(version="1.12.0"))
     older["models"]["qwen2-72b-tenanta"]["topology"] = {"mode": "hard", "highestTier": 1}
     messages = [p.message for p in problems_of(older) if p.path == "volcano.version"]
     assert any("subGroupPolicy" in m for m in messages)  # per-group gangs need 1.14
-    assert any("no Volcano schemas of chart version 1.13.0 are vendored" in m for m in messages)
+    unvendored_messages = [p.message for p in problems_of(unvendored) if p.path == "volcano.version"]
+    assert any("no Volcano schemas of chart version 1.12.0 are vendored" in m for m in unvendored_messages)
     conf = scheduler_conf(VolcanoConfig(version="1.13.0"), "nvidia.com/gpu", hierarchy=False)
     assert _plugins(conf)["network-topology-aware"]["arguments"] == {"weight": 10}
 

@@ -19,7 +19,7 @@ from live.cluster_state import KINDS, ClusterState, StateError, read_cluster, re
 from live.preflight import preflight
 from live.preflight.nodes import tolerates
 from offline.render import render_stack
-from tests.conftest import PROJECT_DIR, mutate, stack_raw, write_stack
+from tests.conftest import PROJECT_DIR, mutate, paths_of, stack_raw, write_stack
 
 FIXTURES = PROJECT_DIR / "tests" / "fixtures" / "cluster"
 
@@ -173,9 +173,10 @@ def test_adopted_objects_are_imported_not_created(render_raw: Any, tmp_path: Pat
     assert "## Adopted objects" in (tmp_path / "new" / "summary.md").read_text()
 
 
-def test_removing_adopt_after_the_import_changes_nothing(render_raw: Any, tmp_path: Path) -> None:
+def test_removing_adopt_after_the_import_changes_only_the_force_annotation(render_raw: Any, tmp_path: Path) -> None:
     """Once imported, an object is in the stack's state and its import ID is ignored, so dropping
-    `adopt` must not show up as a change (nor as an addition)."""
+    `adopt` is no addition and no replacement: only the `pulumi.com/patchForce` annotation the
+    adoption set goes."""
     from offline.diff import diff_dirs
     from offline.render import write_render
 
@@ -188,8 +189,10 @@ def test_removing_adopt_after_the_import_changes_nothing(render_raw: Any, tmp_pa
     del settled["volcano"]["adopt"], settled["lws"]["adopt"]
     write_render(render_raw(adopting), tmp_path / "adopting")
     write_render(render_raw(settled), tmp_path / "settled")
-    result, _ = diff_dirs(tmp_path / "adopting", tmp_path / "settled")
-    assert result.empty, result
+    result, text = diff_dirs(tmp_path / "adopting", tmp_path / "settled")
+    assert not (result.added or result.replaced or result.removed or result.imported), result
+    changed = [line for line in text.splitlines() if line.startswith(("+ ", "- "))]
+    assert changed and all("pulumi.com/patchForce" in line or line.endswith("annotations:") for line in changed)
 
 
 def test_preflight_of_an_adoption_lists_what_the_import_will_update(render_raw: Any) -> None:
@@ -199,8 +202,32 @@ def test_preflight_of_an_adoption_lists_what_the_import_will_update(render_raw: 
     assert not [f for f in report.findings if f.check in ("install-unmanaged", "exists-unmanaged")]
     queue = findings[("adopt-updates", "Queue tenanta")]
     assert queue.severity == "warning"
-    assert "spec.weight: 1 -> 2" in queue.details and "spec.reclaimable: true -> false" in queue.details
+    assert "spec.weight: 1 -> 2 (owned by kubectl-client-side-apply)" in queue.details
+    assert "spec.reclaimable: true -> false (owned by kubectl-client-side-apply)" in queue.details
     assert "Queue tenanta" in next(note for note in report.notes if "will be adopted" in note)
+    assert any("release `volcano-system/volcano` and its namespace will be adopted" in n for n in report.notes)
+
+
+def test_adopted_objects_force_their_apply_even_in_a_preview(render_raw: Any) -> None:
+    result = render_raw(_adopting())
+    queue = result.rendered.find("Queue", "tenanta").manifest
+    assert queue["metadata"]["annotations"]["pulumi.com/patchForce"] == "true"
+    namespace = result.rendered.find("Namespace", "a01").manifest
+    assert namespace["metadata"]["annotations"]["pulumi.com/patchForce"] == "true"
+    plain = render_raw(stack_raw("aicloud-a")).rendered.find("Queue", "tenanta").manifest
+    assert "pulumi.com/patchForce" not in (plain["metadata"].get("annotations") or {})
+
+
+def test_fields_of_a_manager_the_provider_does_not_take_over_are_an_error(render_raw: Any) -> None:
+    result = render_raw(_adopting())
+    state = read_file(FIXTURES / "aicloud-a-handbuilt.yaml")
+    queue = state.find("Queue", "tenanta")
+    assert queue is not None
+    queue["metadata"]["managedFields"][0]["manager"] = "argocd-controller"
+    report = preflight(result.spec, result.rendered, state)
+    (finding,) = [f for f in report.findings if f.check == "adopt-foreign-manager"]
+    assert finding.severity == "error" and "`argocd-controller`" in finding.message
+    assert "spec.weight: 1 -> 2 (owned by argocd-controller)" in finding.details
 
 
 def test_an_adoption_that_needs_a_replacement_is_an_error(render_raw: Any) -> None:
@@ -357,3 +384,32 @@ def test_unowned_labels_register_nothing_per_node(render_raw: Any) -> None:
     assert not [o for o in result.rendered.objects if o.kind == "Node"]
     owned = render_raw(stack_raw("aicloud-a"))
     assert len(owned.rendered.index) - len(result.rendered.index) == 128, "one NodePatch per node, nothing else"
+
+
+def test_an_older_volcano_is_adopted_at_its_version_first_as_advised(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = str(FIXTURES / "aicloud-a-volcano-1.13.yaml")
+    adopting = mutate(stack_raw("aicloud-a"), lambda r: r["volcano"].update(adopt=True))
+    code, out, _ = _run(
+        capsys,
+        "--stack",
+        "x",
+        "--config-file",
+        str(write_stack(tmp_path / "Pulumi.x.yaml", adopting)),
+        "--from",
+        dump,
+        "--json",
+    )
+    (finding,) = [f for f in json.loads(out)["findings"] if f["check"] == "volcano-version"]
+    assert "set `volcano.version: 1.13.0` in the change that adopts Volcano" in finding["fix"]
+    # Following the advice: the running version, without what 1.13 lacks (multi-node models).
+    at_running = mutate(
+        adopting, lambda r: (r["volcano"].update(version="1.13.0"), r["models"].pop("qwen2-72b-tenanta"))
+    )
+    with_gang = mutate(adopting, lambda r: r["volcano"].update(version="1.13.0"))
+    assert "volcano.version" in paths_of(with_gang), "what 1.13 lacks is refused by key path"
+    path = write_stack(tmp_path / "Pulumi.y.yaml", at_running)
+    code, out, _ = _run(capsys, "--stack", "y", "--config-file", str(path), "--from", dump, "--json")
+    assert code in (0, 1) and not [f for f in json.loads(out)["findings"] if f["check"] == "volcano-version"]
+    assert main(["render", "--stack", "y", "--config-file", str(path), "--out", str(tmp_path / "out")]) == 0

@@ -16,7 +16,7 @@ from cli.main import main
 from config.spec.noderange import expand
 from live.cluster_state import read_file
 from live.topology_import import compact_ranges, import_topology
-from tests.conftest import PROJECT_DIR, stack_raw
+from tests.conftest import PROJECT_DIR, load, stack_raw
 
 FIXTURES = PROJECT_DIR / "tests" / "fixtures" / "cluster"
 TIERS = ["topology.aicloud/leaf-pair", "topology.aicloud/spine-pair"]
@@ -67,10 +67,15 @@ def test_the_hand_labelled_cluster_gives_the_example_stacks_topology() -> None:
 def test_the_command_prints_a_section_to_paste(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["import-topology", "--stack", "aicloud-a", "--from", str(FIXTURES / "aicloud-a-handbuilt.yaml")]
     assert main(args) == 0
-    printed = yaml.safe_load(capsys.readouterr().out)
-    assert printed["config"]["volcano-platform:topology"]["domains"]["spinepair12"]["domains"]["leafpair34"] == {
-        "nodes": ["gpu-worker-[65-128]"]
-    }
+    out = capsys.readouterr().out
+    assert out.startswith("  volcano-platform:topology:\n"), "indented to paste under `config:`"
+    printed = yaml.safe_load("config:\n" + out)
+    section = printed["config"]["volcano-platform:topology"]
+    assert section["hyperNodes"] == "discovery" and section["tiers"] == TIERS
+    assert section["domains"]["spinepair12"]["domains"]["leafpair34"] == {"nodes": ["gpu-worker-[65-128]"]}
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["topology"] == section and report["unplaced"] == []
 
 
 def test_labels_that_do_not_form_a_tree_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,7 +99,21 @@ def test_labels_that_do_not_form_a_tree_are_reported(tmp_path: Path, capsys: pyt
 def test_a_node_group_with_other_gpu_counts_gets_its_own_count() -> None:
     state = read_file(FIXTURES / "aicloud-a-problems.yaml")
     imported = import_topology(state.nodes, TIERS, "mars-tech.com/gpu")
-    assert any("mixes nodes with [4, 8]" in p for p in imported.problems)  # gpu-worker-7 has 4
+    assert not imported.problems
+    leaf = imported.section["domains"]["spinepair12"]["domains"]["leafpair12"]
+    assert {"names": "gpu-worker-7", "gpus": 4} in leaf["nodes"]  # gpu-worker-7 has 4 of 8
+    raw = stack_raw("aicloud-a")
+    raw["topology"] = {**raw["topology"], **imported.section}
+    assert load(raw).topology.node_gpus["gpu-worker-7"] == 4  # type: ignore[union-attr]
+
+
+def test_every_accelerator_node_left_out_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    node = {"apiVersion": "v1", "kind": "Node", "status": {"allocatable": {"mars-tech.com/gpu": "8"}}}
+    unlabelled = {**node, "metadata": {"name": "gpu-new-1"}}
+    half = {**node, "metadata": {"name": "gpu-new-2", "labels": {TIERS[0]: "leafpair12"}}}
+    cpu_only = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cpu-1"}}
+    imported = import_topology([unlabelled, half, cpu_only], TIERS, "mars-tech.com/gpu")
+    assert imported.unplaced == ["gpu-new-1", "gpu-new-2"]
 
 
 def _labelled(count: int, per_leaf: int, leaves_per_spine: int) -> list[dict[str, Any]]:

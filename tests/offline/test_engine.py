@@ -421,3 +421,19 @@ def test_diff_keeps_both_renders_for_their_pictures(tmp_path: Path, capsys: pyte
     assert (keep / "base" / "topology.svg").is_file() and (keep / "head" / "topology.svg").is_file()
     assert (keep / "head" / "summary.json").is_file()
     assert "**Objects:** no changes" in capsys.readouterr().out
+
+
+def test_both_sides_of_a_diff_can_come_from_stack_files_outside_the_repository(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "base").mkdir()
+    (tmp_path / "head").mkdir()
+    base = write_stack(tmp_path / "base" / "Pulumi.outside.yaml", stack_raw("dev"))
+    head = write_stack(
+        tmp_path / "head" / "Pulumi.outside.yaml",
+        mutate(stack_raw("dev"), lambda r: r["models"]["qwen3-0-6b"].update(replicas=2)),
+    )
+    args = ["diff", "--stack", "outside", "--base", "HEAD", "--config-file", str(head), "--base-config-file", str(base)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "0 added, 1 changed, 0 replaced, 0 removed" in out and "Deployment.team-a.qwen3-0-6b.yaml" in out
