@@ -1,6 +1,7 @@
-"""`preflight`, `import-topology` and `preview-role`: the subcommands about a live cluster.
+"""`preflight`, `whatif`, `explain`, `import-topology` and `preview-role`: the subcommands about a
+live cluster.
 
-The first two read a cluster with GET and LIST only (or a recorded `List` given with `--from`) and
+The first four read a cluster with GET and LIST only (or a recorded `List` given with `--from`) and
 never write to it; `preview-role` prints the RBAC objects that allow exactly those reads.
 """
 
@@ -72,6 +73,30 @@ def cmd_import_topology(args: argparse.Namespace) -> int:
     return FOUND if imported.problems else OK
 
 
+def cmd_whatif(args: argparse.Namespace) -> int:
+    from whatif.predict import predict
+    from whatif.report import as_json, markdown
+
+    result = render_stack_of(args)
+    prediction = predict(_state(args, result.spec.config.cluster.context), result.spec, result.rendered)
+    print(as_json(prediction) if args.json else markdown(prediction), end="")
+    return OK if prediction.all_fit else FOUND
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from whatif.predict import FITS, predict
+    from whatif.report import explain_markdown
+
+    result = render_stack_of(args)
+    if args.model not in result.spec.models:
+        known = ", ".join(sorted(result.spec.models)) or "none"
+        raise UsageError(f"stack {args.stack} has no model {args.model!r} (its models: {known})")
+    prediction = predict(_state(args, result.spec.config.cluster.context), result.spec, result.rendered)
+    print(explain_markdown(prediction, args.model), end="")
+    verdict = next(v for v in prediction.verdicts if v.model == args.model)
+    return OK if verdict.verdict == FITS else FOUND
+
+
 def cmd_preview_role(args: argparse.Namespace) -> int:
     from components.kubernetes.yaml_text import dump
     from live.access import DEFAULT_SUBJECT, Subject, preview_access
@@ -137,6 +162,37 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
     )
     _cluster_arguments(topology, "the current one")
     topology.set_defaults(handler=cmd_import_topology)
+    whatif = sub.add_parser(
+        "whatif",
+        help="predict what the scheduler does with the stack on the cluster as it is; read-only",
+        description="Render the stack, read the cluster (GET and LIST only, or --from a file) and simulate the "
+        "scheduler's next cycles with the stack's policy: for every model `fits` (and where), `fits-after-eviction` "
+        "(the PodGroups preempted or reclaimed for it), `waits` or `never`, with the reason in stack keys; for "
+        "every tenant the running work a quota change exposes. An estimate: the report names what it does not "
+        "model. Exit 0 every model fits without eviction, 1 something is evicted, waits or never runs.",
+        epilog="examples:\n  volcano-platform whatif --stack aicloud-a\n"
+        "  volcano-platform whatif --stack aicloud-a --from cluster.json --json",
+        formatter_class=formatter,
+    )
+    whatif.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
+    whatif.add_argument("--config-file", help=CONFIG_FILE_HELP)
+    _cluster_arguments(whatif, "`cluster.context`, else the current one")
+    whatif.add_argument("--json", action="store_true", help="print the prediction as JSON (schema/whatif.schema.json)")
+    whatif.set_defaults(handler=cmd_whatif)
+    explain = sub.add_parser(
+        "explain",
+        help="say why a model is Pending or short of replicas, in numbers and stack keys; read-only",
+        description="Like whatif, for one model: the dominant reason it does not run (the queue at its capability, "
+        "no domain with enough free nodes, a priority that cannot preempt, queues that may not be reclaimed) and "
+        "the stack key that would change it. Exit 0 when it runs, 1 when it does not.",
+        epilog="examples:\n  volcano-platform explain qwen2-72b-tenanta --stack aicloud-a --from cluster.json",
+        formatter_class=formatter,
+    )
+    explain.add_argument("model", help="the model's name (a key of `models`)")
+    explain.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
+    explain.add_argument("--config-file", help=CONFIG_FILE_HELP)
+    _cluster_arguments(explain, "`cluster.context`, else the current one")
+    explain.set_defaults(handler=cmd_explain)
     role = sub.add_parser(
         "preview-role",
         help="print the RBAC objects of a read-only preview identity for a stack",

@@ -5,7 +5,8 @@ something" from "the input was wrong" from "the tool itself failed":
 
   0  success: rendered, no differences, nothing found
   1  the command's answer is "yes, there is something": differences (diff), errors found (check),
-     findings (preflight), labels that do not form a tree (import-topology)
+     findings (preflight), labels that do not form a tree (import-topology), a model that evicts,
+     waits or never runs (whatif, explain)
   2  the input is wrong: invalid stack config, an unreadable file or dump, bad arguments
   3  internal error: a bug in the tool (reported in one line, never as a traceback)
 """

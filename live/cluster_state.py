@@ -2,7 +2,7 @@
 
 The file form is a Kubernetes `List`, JSON or YAML, as `kubectl get ... -o json` writes it:
 
-    kubectl get nodes,namespaces,priorityclasses,deployments,services,\\
+    kubectl get nodes,namespaces,pods,priorityclasses,deployments,services,\\
     queues.scheduling.volcano.sh,podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,\\
     leaderworkersets.leaderworkerset.x-k8s.io,customresourcedefinitions -A -o json \\
     --show-managed-fields > cluster.json
@@ -10,7 +10,8 @@ The file form is a Kubernetes `List`, JSON or YAML, as `kubectl get ... -o json`
 (`--show-managed-fields`: kubectl leaves out `metadata.managedFields` otherwise, and the preflight
 names the field manager of every field an adoption changes.)
 
-Both forms give the same `ClusterState`, so the preflight and the topology import work the same
+Pods are read for the what-if (what runs where); Secrets, logs and exec never are.
+Both forms give the same `ClusterState`, so the preflight, the what-if and the topology import work the same
 on a recorded dump (reviewable in a pull request, usable offline) as on a live cluster.
 """
 
@@ -45,6 +46,7 @@ class Kind:
 KINDS: tuple[Kind, ...] = (
     Kind("nodes", "Node", "", "v1", "nodes"),
     Kind("namespaces", "Namespace", "", "v1", "namespaces"),
+    Kind("pods", "Pod", "", "v1", "pods"),
     Kind("services", "Service", "", "v1", "services"),
     Kind("priority_classes", "PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses"),
     Kind("deployments", "Deployment", "apps", "v1", "deployments"),
@@ -55,7 +57,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("crds", "CustomResourceDefinition", "apiextensions.k8s.io", "v1", "customresourcedefinitions"),
 )
 DUMP_COMMAND = (
-    "kubectl get nodes,namespaces,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
+    "kubectl get nodes,namespaces,pods,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
     "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
     "customresourcedefinitions -A -o json --show-managed-fields > cluster.json"
 )
@@ -65,6 +67,8 @@ DUMP_COMMAND = (
 class ClusterState:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     namespaces: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    """Every pod: what runs where, for the what-if (`whatif`)."""
     services: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     deployments: list[dict[str, Any]] = field(default_factory=list)
@@ -158,6 +162,7 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
     builtin = {
         "nodes": lambda: client.CoreV1Api(api_client).list_node(),
         "namespaces": lambda: client.CoreV1Api(api_client).list_namespace(),
+        "pods": lambda: client.CoreV1Api(api_client).list_pod_for_all_namespaces(),
         "services": lambda: client.CoreV1Api(api_client).list_service_for_all_namespaces(),
         "priority_classes": lambda: client.SchedulingV1Api(api_client).list_priority_class(),
         "deployments": lambda: client.AppsV1Api(api_client).list_deployment_for_all_namespaces(),

@@ -106,11 +106,43 @@ def _workload(obj: dict[str, Any], path: Path) -> None:
     _list_of_mappings(pod, "containers", (*path, "spec", "template", "spec"))
 
 
+def _pod(obj: dict[str, Any], path: Path) -> None:
+    spec = _mapping(obj, "spec", path)
+    for key in ("nodeName", "priorityClassName", "schedulerName"):
+        if spec.get(key) is not None and not isinstance(spec.get(key), str):
+            raise _fail((*path, "spec", key), "must be a string", spec.get(key))
+    if spec.get("priority") is not None and (
+        isinstance(spec["priority"], bool) or not isinstance(spec["priority"], int)
+    ):
+        raise _fail((*path, "spec", "priority"), "must be an integer", spec["priority"])
+    for list_key in ("containers", "initContainers"):
+        for index, container in enumerate(_list_of_mappings(spec, list_key, (*path, "spec"))):
+            where = (*path, "spec", list_key, index)
+            resources = _mapping(container, "resources", where)
+            _quantities(_mapping(resources, "requests", (*where, "resources")), (*where, "resources", "requests"))
+    _strings(_mapping(spec, "nodeSelector", (*path, "spec")), (*path, "spec", "nodeSelector"))
+    _list_of_mappings(spec, "tolerations", (*path, "spec"))
+    phase = _mapping(obj, "status", path).get("phase")
+    if phase is not None and not isinstance(phase, str):
+        raise _fail((*path, "status", "phase"), "must be a string", phase)
+
+
+def _pod_group(obj: dict[str, Any], path: Path) -> None:
+    spec = _mapping(obj, "spec", path)
+    member = spec.get("minMember")
+    if member is not None and (isinstance(member, bool) or not isinstance(member, int)):
+        raise _fail((*path, "spec", "minMember"), "must be an integer", member)
+    _quantities(_mapping(spec, "minResources", (*path, "spec")), (*path, "spec", "minResources"))
+    _list_of_mappings(spec, "subGroupPolicy", (*path, "spec"))
+
+
 KIND_CHECKS: dict[str, Callable[[dict[str, Any], Path], None]] = {
     "Node": _node,
     "Queue": _queue,
     "CustomResourceDefinition": _crd,
     "Deployment": _workload,
+    "Pod": _pod,
+    "PodGroup": _pod_group,
 }
 
 

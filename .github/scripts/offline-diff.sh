@@ -47,6 +47,7 @@ if [ -n "$pictures" ]; then
   comment+="Topology pictures of every stack, before and after: [workflow artifacts]($pictures)"$'\n\n'
 fi
 comment+="$platform"
+comment+="_What the scheduler will do with this change on the live cluster (who is preempted or reclaimed, which models wait or never run) is answered by \`volcano-platform whatif\` at the top of each stack's live preview comment._"$'\n\n'
 if [ "${#comment}" -gt "$limit" ]; then
   # shellcheck disable=SC2016  # the backticks are Markdown, not a command substitution
   comment="${comment:0:$limit}"$'\n\n''_Cut to the comment limit: run `make diff STACK=<stack> MARKDOWN=1` locally for the rest._'$'\n'

@@ -31,11 +31,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("policy",),
     ("offline",),
     ("live",),
+    ("whatif",),
     ("cli", "offline.__main__", "live.__main__"),
     ("bench",),
     ("__main__",),
 )
-PACKAGES = ("config", "components", "policy", "offline", "live", "cli", "bench")
+PACKAGES = ("config", "components", "policy", "offline", "live", "whatif", "cli", "bench")
 MAX_MODULES_PER_FOLDER = 16
 MAX_LINES_PER_MODULE = 420
 

@@ -159,8 +159,33 @@ def test_live_preview_never_runs_for_forks_and_reports_preflight_and_preview() -
     assert preview["jobs"]["preview"]["needs"] == "stacks", "the preview job inherits the fork guard"
     runs = [s.get("run", "") for s in preview["jobs"]["preview"]["steps"]]
     assert any(".venv/bin/volcano-platform preflight --stack" in run for run in runs)
+    whatif = next(i for i, run in enumerate(runs) if "whatif-comment.sh" in run)
+    assert whatif > next(i for i, run in enumerate(runs) if "pulumi-run.sh preview" in run)
+    assert "with-kubeconfig.sh" in runs[whatif]
     posted = [s["with"]["path"] for s in preview["jobs"]["comment"]["steps"] if "sticky" in s.get("uses", "")]
     assert posted == ["report/preflight.md", "report/preview.md"]
+
+
+def test_the_preview_comment_opens_with_the_what_if_verdicts(tmp_path: Path) -> None:
+    """The script of the live preview's what-if step, on a recorded dump of the example cluster."""
+    report = tmp_path / "report"
+    report.mkdir()
+    (report / "preview.md").write_text("### pulumi preview\nplatform changes\n")
+    dump = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "whatif" / "aicloud-a-preempt.yaml"
+    script = PROJECT_DIR / ".github" / "scripts" / "whatif-comment.sh"
+    done = _run([str(script), "aicloud-a", str(report), "--from", str(dump)])
+    assert done.returncode == 0, done.stderr
+    comment = (report / "preview.md").read_text()
+    assert comment.startswith("### What the scheduler will do: stack `aicloud-a`")
+    assert "| `qwen2-72b-tenanta` | **evicts** |" in comment and "preempt `a01/podgroup-batch-a-" in comment
+    assert comment.index("evicts") < comment.index("platform changes")
+    broken = _run([str(script), "aicloud-a", str(report), "--from", str(tmp_path / "missing.yaml")])
+    assert broken.returncode == 2
+
+
+def test_the_offline_comment_points_to_the_live_answer() -> None:
+    text = (PROJECT_DIR / ".github" / "scripts" / "offline-diff.sh").read_text()
+    assert "volcano-platform whatif" in text and "live preview comment" in text
 
 
 def _run(args: list[Any], **kwargs: Any) -> subprocess.CompletedProcess[str]:

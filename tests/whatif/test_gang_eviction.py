@@ -1,0 +1,106 @@
+"""Gang-aware reclaim keeps a queue's deserved share only with the queue plugin in gang's tier.
+
+`Session.UnifiedEvictable` (pkg/scheduler/framework/session_plugins.go, v1.15.1) returns the victims
+of the first tier that yields any; upstream's gang-eviction e2e policy puts `capacity` in tier 1 for
+that reason (test/e2e/gangevict/gangevict.go). The scenario: queue `b` runs two 8-GPU gangs, exactly
+its deserved 16 GPUs, on a cluster of 16; queue `a` (deserved 8) submits an 8-GPU gang. Under the
+policy the platform renders nothing may be reclaimed; with `capacity` moved to tier 2 `gangreclaim`
+takes a gang of `b` and leaves it below its deserved share."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from offline.render import StackRender
+from whatif.engine import open_session, run_cycle
+from whatif.predict import policy_of
+from whatif.scenario import session_of
+
+GPU = "nvidia.com/gpu"
+
+
+def scenario() -> dict[str, Any]:
+    pod = {"cpu": "8", "memory": "64Gi", GPU: "8"}
+    return {
+        "priorityClasses": {"normal": 100},
+        "queues": [
+            {"name": "a", "deserved": {GPU: "8"}, "state": "Open"},
+            {"name": "b", "deserved": {GPU: "16"}, "state": "Open"},
+        ],
+        "nodes": [
+            {"name": f"n{i}", "allocatable": {"cpu": "64", "memory": "512Gi", GPU: "8", "pods": "110"}} for i in (1, 2)
+        ],
+        "podGroups": [
+            {
+                "name": "b1",
+                "namespace": "nb",
+                "queue": "b",
+                "minMember": 1,
+                "phase": "Running",
+                "priorityClass": "normal",
+            },
+            {
+                "name": "b2",
+                "namespace": "nb",
+                "queue": "b",
+                "minMember": 1,
+                "phase": "Running",
+                "priorityClass": "normal",
+            },
+            {
+                "name": "a1",
+                "namespace": "na",
+                "queue": "a",
+                "minMember": 1,
+                "phase": "Inqueue",
+                "priorityClass": "normal",
+            },
+        ],
+        "pods": [
+            {"name": "b1-0", "namespace": "nb", "group": "b1", "node": "n1", "phase": "Running", "requests": pod},
+            {"name": "b2-0", "namespace": "nb", "group": "b2", "node": "n2", "phase": "Running", "requests": pod},
+            {"name": "a1-0", "namespace": "na", "group": "a1", "phase": "Pending", "requests": pod},
+        ],
+    }
+
+
+def gangreclaim_evictions(tiers: list[list[dict[str, Any]]]) -> list[str]:
+    session = session_of(scenario())
+    open_session(session, tiers)
+    run_cycle(session, ["enqueue", "allocate", "gangpreempt", "gangreclaim"])
+    return session.evictions
+
+
+def test_the_rendered_policy_keeps_deserved_and_tier_two_would_not(
+    committed_render: Callable[[str], StackRender],
+) -> None:
+    spec = committed_render("aicloud-a").spec
+    tiers, actions, _ = policy_of(spec)
+    assert "gangreclaim" in actions
+    assert gangreclaim_evictions(tiers) == []
+    moved = copy.deepcopy(tiers)
+    capacity = next(p for p in moved[0] if p["name"] == "capacity")
+    moved[0].remove(capacity)
+    moved[1].append(capacity)
+    assert len(gangreclaim_evictions(moved)) == 1
+
+
+def test_reclaim_takes_what_is_above_deserved() -> None:
+    """With `b` deserving 8 it runs 8 above: one gang may go, never both."""
+    data = scenario()
+    data["queues"][1]["deserved"] = {GPU: "8"}
+    session = session_of(data)
+    tiers = [
+        [
+            {"name": "priority"},
+            {"name": "gang", "enableJobStarving": False},
+            {"name": "conformance"},
+            {"name": "capacity"},
+        ],
+        [{"name": "predicates"}],
+    ]
+    open_session(session, tiers)
+    run_cycle(session, ["enqueue", "allocate", "gangpreempt", "gangreclaim"])
+    assert len(session.evictions) == 1 and session.evictions[0].startswith("nb/")

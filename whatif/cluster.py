@@ -1,0 +1,208 @@
+"""A session from a cluster as it is (a dump or a live read) and a stack as it would be after
+`pulumi up`: the running work from the dump, the queues, priority classes and models from the render.
+
+Each model of the stack gets the pods and PodGroups `pulumi up` makes for it: a Deployment's pods
+share one PodGroup per ReplicaSet made by Volcano's controller with `minMember: 1` and the pod's
+requests as `minResources` (`pkg/controllers/podgroup/pg_controller_handler.go` `buildPodGroupFromPod`);
+a multi-node model's pods join the platform's PodGroup (or, with LWS's own gang scheduling, one
+PodGroup per group without topology or priority class). Pods already running with the rendered
+requests stay; the rest are new and Pending. Pods outside any PodGroup still hold their nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from config.spec.platform import PlatformSpec
+from live.cluster_state import ClusterState
+from offline.manifests import Rendered
+from whatif.model import HyperNode, Job, Node, Queue, SubGroupPolicy, Task
+from whatif.resources import PODS, Resources, add, scheduler_units
+from whatif.scenario import task_status, topology_of
+
+PREEMPTABLE = "volcano.sh/preemptable"
+CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
+
+
+@dataclass
+class ModelJobs:
+    model: str
+    jobs: list[str] = field(default_factory=list)
+    tasks: list[str] = field(default_factory=list)
+    """The pods the model runs after the change (existing and new)."""
+
+
+def pod_request(spec: dict[str, Any]) -> Resources:
+    """`GetPodResourceRequest`: containers summed, the largest init container if larger, one pod."""
+    total: Resources = {}
+    for container in spec.get("containers") or []:
+        add(total, scheduler_units(((container.get("resources") or {}).get("requests")) or {}))
+    for container in spec.get("initContainers") or []:
+        init = scheduler_units(((container.get("resources") or {}).get("requests")) or {})
+        for name, amount in init.items():
+            total[name] = max(total.get(name, 0.0), amount)
+    total[PODS] = 1.0
+    return total
+
+
+def _priority_classes(state: ClusterState, rendered: Rendered) -> tuple[dict[str, int], int]:
+    values: dict[str, int] = {}
+    default = 0
+    for obj in [*state.priority_classes, *(o.manifest for o in rendered.by_kind("PriorityClass"))]:
+        values[obj["metadata"]["name"]] = int(obj.get("value", 0))
+        if obj.get("globalDefault"):
+            default = int(obj.get("value", 0))
+    return values, default
+
+
+def _queue(obj: dict[str, Any], state: str, order: int) -> Queue:
+    spec = obj.get("spec") or {}
+    return Queue(
+        obj["metadata"]["name"],
+        weight=int(spec.get("weight", 1)),
+        capability=scheduler_units(spec.get("capability") or {}),
+        deserved=scheduler_units(spec.get("deserved") or {}),
+        guarantee=scheduler_units((spec.get("guarantee") or {}).get("resource") or {}),
+        state=state,
+        reclaimable=spec.get("reclaimable", True) is not False,
+        priority=int(spec.get("priority", 0)),
+        parent=spec.get("parent") if spec.get("parent") not in (None, "") else None,
+        order=order,
+    )
+
+
+def _queues(state: ClusterState, rendered: Rendered) -> dict[str, Queue]:
+    live = {q["metadata"]["name"]: q for q in state.queues}
+    queues: dict[str, Queue] = {}
+    for order, obj in enumerate(state.queues):
+        queues[obj["metadata"]["name"]] = _queue(obj, (obj.get("status") or {}).get("state", "Open"), order)
+    for order, rendered_queue in enumerate(rendered.by_kind("Queue")):
+        name = rendered_queue.name
+        current = (live.get(name, {}).get("status") or {}).get("state", "Open")
+        queues[name] = _queue(rendered_queue.manifest, current, len(state.queues) + order)
+    queues.setdefault("default", Queue("default", order=-1))
+    return queues
+
+
+def _nodes(state: ClusterState) -> dict[str, Node]:
+    nodes = {}
+    for obj in state.nodes:
+        metadata, spec = obj["metadata"], obj.get("spec") or {}
+        status = obj.get("status") or {}
+        nodes[metadata["name"]] = Node(
+            metadata["name"],
+            scheduler_units(status.get("allocatable") or status.get("capacity") or {}),
+            dict(metadata.get("labels") or {}),
+            list(spec.get("taints") or []),
+            bool(spec.get("unschedulable")),
+        )
+    return nodes
+
+
+def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node]) -> dict[str, HyperNode]:
+    """The dump's HyperNodes; without any, the stack's topology (what discovery or the stack's own
+    HyperNodes will describe)."""
+    if state.hyper_nodes:
+        from whatif.scenario import _hypernodes as build
+
+        items = []
+        for obj in state.hyper_nodes:
+            members = []
+            for member in (obj.get("spec") or {}).get("members") or []:
+                selector = member.get("selector") or {}
+                exact = (selector.get("exactMatch") or {}).get("name")
+                if exact:
+                    members.append({"type": member.get("type", "Node"), "name": exact})
+                elif "regexMatch" in selector or "labelMatch" in selector:
+                    import re
+
+                    pattern = (selector.get("regexMatch") or {}).get("pattern")
+                    labels = (selector.get("labelMatch") or {}).get("matchLabels") or {}
+                    for node in nodes.values():
+                        if (pattern and re.match(pattern, node.name)) or (
+                            labels and all(node.labels.get(k) == v for k, v in labels.items())
+                        ):
+                            members.append({"type": "Node", "name": node.name})
+            spec_ = obj.get("spec") or {}
+            items.append(
+                {
+                    "name": obj["metadata"]["name"],
+                    "tier": int(spec_.get("tier", 0)),
+                    "tierName": spec_.get("tierName", ""),
+                    "members": members,
+                }
+            )
+        return build(items)
+    topology = spec.topology
+    if topology is None:
+        return {}
+    below: dict[str, set[str]] = {name: set() for name in topology.domains}
+    for node_name, leaf in topology.node_leaf.items():
+        domain: str | None = leaf
+        while domain is not None:
+            below[domain].add(node_name)
+            domain = topology.domains[domain].parent
+    return {
+        d.name: HyperNode(d.name, d.tier, frozenset(below[d.name]), topology.tiers[d.tier - 1], d.parent)
+        for d in topology.domains.values()
+    }
+
+
+def _task(pod: dict[str, Any], job: str, priorities: dict[str, int], default: int, order: int) -> Task:
+    metadata, spec = pod["metadata"], pod.get("spec") or {}
+    labels = dict(metadata.get("labels") or {})
+    annotations = metadata.get("annotations") or {}
+    node = spec.get("nodeName") or ""
+    phase = (pod.get("status") or {}).get("phase", "Pending")
+    priority = spec.get("priority")
+    if priority is None:
+        priority = priorities.get(str(spec.get("priorityClassName")), default) if spec.get("priorityClassName") else 1
+    flag = annotations.get(PREEMPTABLE, labels.get(PREEMPTABLE, "true"))
+    return Task(
+        f"{metadata.get('namespace', 'default')}/{metadata['name']}",
+        job,
+        pod_request(spec),
+        status="Releasing" if metadata.get("deletionTimestamp") and phase == "Running" else task_status(phase, node),
+        node=node,
+        priority=int(priority),
+        preemptable=flag == "true",
+        preemption_never=spec.get("preemptionPolicy") == "Never",
+        node_selector=dict(spec.get("nodeSelector") or {}),
+        tolerations=list(spec.get("tolerations") or []),
+        labels=labels,
+        critical=spec.get("priorityClassName") in CRITICAL or metadata.get("namespace") == "kube-system",
+        order=order,
+    )
+
+
+def pod_group_job(obj: dict[str, Any], priorities: dict[str, int], default: int, order: int) -> Job:
+    metadata, spec = obj["metadata"], obj.get("spec") or {}
+    annotations = metadata.get("annotations") or {}
+    policies = [
+        SubGroupPolicy(
+            str(p.get("name", "")),
+            int(p.get("subGroupSize") or 1),
+            int(p.get("minSubGroups") or 0),
+            dict((p.get("labelSelector") or {}).get("matchLabels") or {}),
+            tuple(p.get("matchLabelKeys") or ()),
+            topology_of(p.get("networkTopology")),
+        )
+        for p in spec.get("subGroupPolicy") or []
+    ]
+    flag = annotations.get(PREEMPTABLE)
+    pc = spec.get("priorityClassName")
+    return Job(
+        f"{metadata.get('namespace', 'default')}/{metadata['name']}",
+        spec.get("queue") or "default",
+        int(spec.get("minMember", 1)),
+        (obj.get("status") or {}).get("phase", "Pending"),
+        priority=priorities.get(str(pc), default) if pc else default,
+        min_resources=scheduler_units(spec["minResources"]) if spec.get("minResources") is not None else None,
+        min_task_member={str(k): int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
+        topology=topology_of(spec.get("networkTopology")),
+        subgroups=policies,
+        preemptable=None if flag is None else flag == "true",
+        allocated_hypernode=annotations.get("volcano.sh/job-allocated-hypernode", ""),
+        order=order,
+    )

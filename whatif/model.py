@@ -1,0 +1,244 @@
+"""The scheduler's snapshot of a cluster: nodes, queues, jobs (PodGroups) and tasks (pods).
+
+Statuses, counters and readiness follow `pkg/scheduler/api/job_info.go` and `helpers.go` of Volcano
+v1.15.1; node accounting follows `node_info.go` (`Idle = allocatable - used`, `FutureIdle = Idle +
+Releasing - Pipelined`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from whatif.resources import PODS, Resources, add, is_empty, minus
+
+PENDING, ALLOCATED, PIPELINED, BINDING, BOUND, RUNNING, RELEASING, SUCCEEDED, FAILED = (
+    "Pending",
+    "Allocated",
+    "Pipelined",
+    "Binding",
+    "Bound",
+    "Running",
+    "Releasing",
+    "Succeeded",
+    "Failed",
+)
+ALLOCATED_STATUSES = frozenset({BOUND, BINDING, RUNNING, ALLOCATED})
+"""`AllocatedStatus`: the task holds its node's resources."""
+ON_NODE = ALLOCATED_STATUSES | {RELEASING}
+"""Statuses counted in a node's `Used`."""
+PREEMPTABLE_STATUSES = frozenset({BOUND, RUNNING})
+
+
+@dataclass(eq=False)
+class Task:
+    uid: str
+    """`namespace/name`."""
+    job: str
+    resreq: Resources
+    status: str = PENDING
+    node: str = ""
+    priority: int = 1
+    """`pod.spec.priority`, 1 when unset (`NewTaskInfo`)."""
+    preemptable: bool = True
+    """Pod-level `volcano.sh/preemptable`, true when unset (`GetPodPreemptable`)."""
+    preemption_never: bool = False
+    role: str = ""
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: list[dict[str, Any]] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    critical: bool = False
+    """Protected by conformance: a system-critical priority class or `kube-system`."""
+    order: int = 0
+    """Creation order (the fallback of every ordering)."""
+
+    @property
+    def name(self) -> str:
+        return self.uid.partition("/")[2]
+
+    @property
+    def best_effort(self) -> bool:
+        return is_empty(self.resreq)
+
+
+@dataclass(eq=False)
+class SubGroupPolicy:
+    name: str
+    size: int
+    min_subgroups: int
+    match_labels: dict[str, str]
+    match_keys: tuple[str, ...]
+    topology: Topology | None = None
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A PodGroup's `networkTopology`; `tier` is None when a hard spec names no tier, which the
+    scheduler does not treat as hard (`IsHardTopologyMode`)."""
+
+    mode: str
+    tier: int | None = None
+    tier_name: str | None = None
+
+
+@dataclass(eq=False)
+class Job:
+    uid: str
+    queue: str
+    min_member: int
+    phase: str
+    priority: int = 0
+    min_resources: Resources | None = None
+    min_task_member: dict[str, int] = field(default_factory=dict)
+    topology: Topology | None = None
+    subgroups: list[SubGroupPolicy] = field(default_factory=list)
+    preemptable: bool | None = None
+    """PodGroup-level `volcano.sh/preemptable`; None when unset."""
+    allocated_hypernode: str = ""
+    tasks: list[Task] = field(default_factory=list)
+    order: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.uid.partition("/")[2]
+
+    @property
+    def namespace(self) -> str:
+        return self.uid.partition("/")[0]
+
+    def count(self, *statuses: str) -> int:
+        return sum(1 for t in self.tasks if t.status in statuses)
+
+    @property
+    def ready_num(self) -> int:
+        return sum(1 for t in self.tasks if t.status in ALLOCATED_STATUSES or t.status == SUCCEEDED)
+
+    @property
+    def waiting_num(self) -> int:
+        return self.count(PIPELINED)
+
+    @property
+    def pending_best_effort(self) -> int:
+        return sum(1 for t in self.tasks if t.status == PENDING and t.best_effort)
+
+    @property
+    def valid_num(self) -> int:
+        return sum(
+            1 for t in self.tasks if t.status in ALLOCATED_STATUSES or t.status in (SUCCEEDED, PIPELINED, PENDING)
+        )
+
+    def is_ready(self) -> bool:
+        return self.ready_num + self.pending_best_effort >= self.min_member
+
+    def is_pipelined(self) -> bool:
+        return self.waiting_num + self.ready_num + self.pending_best_effort >= self.min_member
+
+    def is_starving(self) -> bool:
+        return self.waiting_num + self.ready_num < self.min_member
+
+    def is_pending(self) -> bool:
+        return self.phase in ("Pending", "")
+
+    @property
+    def allocated(self) -> Resources:
+        out: Resources = {}
+        for task in self.tasks:
+            if task.status in ALLOCATED_STATUSES:
+                add(out, task.resreq)
+        return out
+
+    def pending_tasks(self) -> list[Task]:
+        return [t for t in self.tasks if t.status == PENDING]
+
+    @property
+    def hard_topology(self) -> bool:
+        """`ContainsHardTopology` of the job or one of its sub-groups."""
+        specs = [self.topology] + [s.topology for s in self.subgroups]
+        return any(s is not None and s.mode == "hard" and s.tier is not None for s in specs)
+
+    @property
+    def has_topology(self) -> bool:
+        return self.topology is not None or any(s.topology is not None for s in self.subgroups)
+
+    def elastic(self) -> Resources:
+        """`GetElasticResources`: what the job runs beyond its `minResources`."""
+        if self.min_resources is None:
+            return {}
+        over = minus(self.allocated, self.min_resources)
+        return {k: v for k, v in over.items() if v > 0 and k != PODS}
+
+    def roles_ready(self, pipelined: bool) -> bool:
+        """`CheckTaskReady`/`CheckTaskPipelined`: each role has its `minTaskMember` (skipped when
+        minMember is below their sum)."""
+        if not self.min_task_member or self.min_member < sum(self.min_task_member.values()):
+            return True
+        statuses = ALLOCATED_STATUSES | {SUCCEEDED} | ({PIPELINED} if pipelined else set())
+        for role, need in self.min_task_member.items():
+            have = sum(
+                1
+                for t in self.tasks
+                if t.role == role and (t.status in statuses or (t.status == PENDING and t.best_effort))
+            )
+            if have < need:
+                return False
+        return True
+
+    def roles_valid(self) -> bool:
+        if not self.min_task_member or self.min_member < sum(self.min_task_member.values()):
+            return True
+        statuses = ALLOCATED_STATUSES | {SUCCEEDED, PIPELINED, PENDING}
+        return all(
+            sum(1 for t in self.tasks if t.role == role and t.status in statuses) >= need
+            for role, need in self.min_task_member.items()
+        )
+
+
+@dataclass
+class Queue:
+    name: str
+    weight: int = 1
+    capability: Resources = field(default_factory=dict)
+    deserved: Resources = field(default_factory=dict)
+    guarantee: Resources = field(default_factory=dict)
+    state: str = "Open"
+    reclaimable: bool = True
+    priority: int = 0
+    parent: str | None = None
+    order: int = 0
+
+
+@dataclass(eq=False)
+class Node:
+    name: str
+    allocatable: Resources
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: list[dict[str, Any]] = field(default_factory=list)
+    unschedulable: bool = False
+    used: Resources = field(default_factory=dict)
+    releasing: Resources = field(default_factory=dict)
+    pipelined: Resources = field(default_factory=dict)
+    tasks: dict[str, Task] = field(default_factory=dict)
+    other_pods: int = 0
+    """Pods outside any PodGroup (not Volcano's): they count against the pod limit."""
+
+    @property
+    def idle(self) -> Resources:
+        return minus(self.allocatable, self.used)
+
+    @property
+    def future_idle(self) -> Resources:
+        return minus(add(self.idle, self.releasing), self.pipelined)
+
+    @property
+    def max_pods(self) -> int:
+        return int(self.allocatable.get(PODS, 0))
+
+
+@dataclass
+class HyperNode:
+    name: str
+    tier: int
+    nodes: frozenset[str]
+    """Every real node below it."""
+    tier_name: str = ""
+    parent: str | None = None

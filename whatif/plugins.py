@@ -1,0 +1,256 @@
+"""The job, task and node plugins of the policy, each as its `OnSessionOpen` registers it.
+
+priority `pkg/scheduler/plugins/priority/priority.go`; gang `plugins/gang/gang.go`; conformance
+`plugins/conformance/conformance.go`; drf `plugins/drf/drf.go` (job share order and its preemptable
+test); predicates `plugins/predicates/predicates.go` (node selector, taints, unschedulable nodes,
+the pod count); nodeorder `plugins/nodeorder/nodeorder.go` and binpack `plugins/binpack/binpack.go`
+(scores); overcommit `plugins/overcommit/overcommit.go` (the enqueue gate on idle resources).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whatif.framework import ABSTAIN, PERMIT, REJECT, Plugin, Victims
+from whatif.model import Job, Node, Task
+from whatif.resources import PODS, add, fits_on_requested, plus, total
+from whatif.subgroups import subgroups_pipelined, subgroups_ready, subgroups_valid
+
+CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+TOO_MANY_PODS = "node(s) had too many pods"
+
+
+class PriorityPlugin(Plugin):
+    name = "priority"
+
+    def task_order(self, left: Task, right: Task) -> int:
+        return 0 if left.priority == right.priority else (-1 if left.priority > right.priority else 1)
+
+    def job_order(self, left: Job, right: Job) -> int:
+        return 0 if left.priority == right.priority else (-1 if left.priority > right.priority else 1)
+
+    def preemptable(self, preemptor: Task, preemptees: list[Task]) -> Victims:
+        jobs = self.session.jobs
+        mine = jobs[preemptor.job]
+        victims = []
+        for task in preemptees:
+            job = jobs[task.job]
+            if job.uid != mine.uid:
+                if job.priority < mine.priority:
+                    victims.append(task)
+            elif task.priority < preemptor.priority:
+                victims.append(task)
+        return victims, PERMIT
+
+    def unified_evictable(self, kind: str, job: Job, candidates: list[Task]) -> Victims:
+        if kind == "gangreclaim":
+            return candidates, PERMIT
+        jobs = self.session.jobs
+        return [t for t in candidates if jobs[t.job].priority < job.priority], PERMIT
+
+    def job_starving(self, job: Job) -> bool:
+        return job.ready_num + job.waiting_num < len(job.tasks)
+
+
+class GangPlugin(Plugin):
+    name = "gang"
+
+    def job_valid(self, job: Job) -> str | None:
+        if not job.roles_valid():
+            return "not enough valid pods of each task for gang-scheduling"
+        if not subgroups_valid(job):
+            return "not enough valid sub-groups for gang-scheduling"
+        if job.valid_num < job.min_member:
+            return f"not enough valid tasks for gang-scheduling, valid: {job.valid_num}, min: {job.min_member}"
+        return None
+
+    def job_ready(self, job: Job) -> bool:
+        return job.roles_ready(False) and subgroups_ready(job, False) and job.is_ready()
+
+    def job_pipelined(self, job: Job) -> int:
+        ok = job.roles_ready(True) and subgroups_pipelined(job) and job.is_pipelined()
+        return PERMIT if ok else REJECT
+
+    def job_starving(self, job: Job) -> bool:
+        return job.is_starving()
+
+    def job_order(self, left: Job, right: Job) -> int:
+        lr, rr = left.is_ready(), right.is_ready()
+        if lr == rr:
+            return 0
+        return 1 if lr else -1
+
+    def _surplus(self, preemptor: Task, preemptees: list[Task]) -> Victims:
+        occupied: dict[str, int] = {}
+        victims = []
+        for task in preemptees:
+            job = self.session.jobs[task.job]
+            occupied.setdefault(job.uid, job.ready_num)
+            if occupied[job.uid] > job.min_member:
+                occupied[job.uid] -= 1
+                victims.append(task)
+        return victims, PERMIT
+
+    preemptable = _surplus
+    reclaimable = _surplus
+
+    def unified_evictable(self, kind: str, job: Job, candidates: list[Task]) -> Victims:
+        return candidates, PERMIT
+
+
+class ConformancePlugin(Plugin):
+    name = "conformance"
+
+    def _evictable(self, tasks: list[Task]) -> Victims:
+        return [t for t in tasks if not t.critical], PERMIT
+
+    def preemptable(self, preemptor: Task, preemptees: list[Task]) -> Victims:
+        return self._evictable(preemptees)
+
+    def reclaimable(self, reclaimer: Task, reclaimees: list[Task]) -> Victims:
+        return self._evictable(reclaimees)
+
+    def unified_evictable(self, kind: str, job: Job, candidates: list[Task]) -> Victims:
+        return self._evictable(candidates)
+
+
+class DrfPlugin(Plugin):
+    """Job order by dominant share; its preemptable test is reached only when tier 1 yields none."""
+
+    name = "drf"
+
+    def on_session_open(self) -> None:
+        self.total = total(n.allocatable for n in self.session.nodes.values())
+
+    def share(self, allocated: dict[str, float]) -> float:
+        return max(
+            (allocated.get(name, 0.0) / amount for name, amount in self.total.items() if amount > 0 and name != PODS),
+            default=0.0,
+        )
+
+    def job_order(self, left: Job, right: Job) -> int:
+        ls, rs = self.share(left.allocated), self.share(right.allocated)
+        return 0 if ls == rs else (-1 if ls < rs else 1)
+
+    def preemptable(self, preemptor: Task, preemptees: list[Task]) -> Victims:
+        jobs = self.session.jobs
+        mine = self.share(plus(jobs[preemptor.job].allocated, preemptor.resreq))
+        victims = []
+        for task in preemptees:
+            theirs = self.share(add(jobs[task.job].allocated, task.resreq, -1))
+            if mine <= theirs + 1e-6:
+                victims.append(task)
+        return victims, PERMIT
+
+
+def _tolerated(taint: dict[str, Any], tolerations: list[dict[str, Any]]) -> bool:
+    for toleration in tolerations:
+        effect = toleration.get("effect")
+        if effect and effect != taint.get("effect"):
+            continue
+        key = toleration.get("key")
+        if toleration.get("operator") == "Exists":
+            if not key or key == taint.get("key"):
+                return True
+        elif key == taint.get("key") and toleration.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+class PredicatesPlugin(Plugin):
+    name = "predicates"
+
+    def predicate(self, task: Task, node: Node) -> str | None:
+        if node.unschedulable:
+            return "node(s) were unschedulable"
+        for key, value in task.node_selector.items():
+            if node.labels.get(key) != value:
+                return f"node(s) didn't match Pod's node affinity/selector ({key}={value})"
+        for taint in node.taints:
+            if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(taint, task.tolerations):
+                return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
+        if node.max_pods <= len(node.tasks) + node.other_pods:
+            return TOO_MANY_PODS
+        return None
+
+
+def _fraction(node: Node, task: Task, name: str) -> float:
+    allocatable = node.allocatable.get(name, 0.0)
+    if allocatable <= 0:
+        return 0.0
+    return (node.used.get(name, 0.0) + task.resreq.get(name, 0.0)) / allocatable
+
+
+class NodeOrderPlugin(Plugin):
+    """leastrequested (weight 1) and balancedresource (weight 1), the scores that differ between
+    nodes in a GPU cluster; the affinity and image scores are not modelled."""
+
+    name = "nodeorder"
+
+    def node_score(self, task: Task, node: Node) -> float:
+        least = int(self.arguments.get("leastrequested.weight", 1))
+        balanced = int(self.arguments.get("balancedresource.weight", 1))
+        most = int(self.arguments.get("mostrequested.weight", 0))
+        cpu, memory = _fraction(node, task, "cpu"), _fraction(node, task, "memory")
+        score = least * 100 * (max(0.0, 1 - cpu) + max(0.0, 1 - memory)) / 2
+        score += most * 100 * (min(1.0, cpu) + min(1.0, memory)) / 2
+        score += balanced * 100 * (1 - abs(cpu - memory))
+        return score
+
+
+class BinpackPlugin(Plugin):
+    name = "binpack"
+
+    def node_score(self, task: Task, node: Node) -> float:
+        weights = {
+            "cpu": float(self.arguments.get("binpack.cpu", 1)),
+            "memory": float(self.arguments.get("binpack.memory", 1)),
+        }
+        for name in str(self.arguments.get("binpack.resources", "")).split(","):
+            if name.strip():
+                weights[name.strip()] = float(self.arguments.get(f"binpack.resources.{name.strip()}", 1))
+        score = used = 0.0
+        for name, weight in weights.items():
+            request = task.resreq.get(name, 0.0)
+            if request <= 0 or weight <= 0:
+                continue
+            allocatable = node.allocatable.get(name, 0.0)
+            after = node.used.get(name, 0.0) + request
+            if allocatable <= 0 or after > allocatable:
+                return 0.0
+            score += weight * after / allocatable
+            used += weight
+        return 100 * score / used * float(self.arguments.get("binpack.weight", 1)) if used else 0.0
+
+
+class OvercommitPlugin(Plugin):
+    name = "overcommit"
+
+    def on_session_open(self) -> None:
+        factor = float(self.arguments.get("overcommit-factor", 1.2))
+        factor = factor if factor >= 1 else 1.2
+        capacity = {k: v * factor for k, v in total(n.allocatable for n in self.session.nodes.values()).items()}
+        self.idle = add(capacity, total(n.used for n in self.session.nodes.values()), -1)
+        self.inqueue: dict[str, float] = {}
+        for job in self.session.jobs.values():
+            if job.phase == "Inqueue" and job.min_resources:
+                add(self.inqueue, job.min_resources)
+
+    def job_enqueueable(self, job: Job) -> int:
+        if not job.min_resources:
+            return PERMIT
+        return (
+            PERMIT if fits_on_requested(plus(self.inqueue, job.min_resources), self.idle, job.min_resources) else REJECT
+        )
+
+    def job_enqueued(self, job: Job) -> None:
+        if job.min_resources:
+            add(self.inqueue, job.min_resources)
+
+
+class AbstainingPlugin(Plugin):
+    """A plugin the model knows but that does not change these decisions (`sla` without waiting
+    times, `resourcequota` without quotas)."""
+
+    def job_enqueueable(self, job: Job) -> int:
+        return ABSTAIN

@@ -1,0 +1,298 @@
+"""From simulated cycles to what a reviewer reads: a verdict per model, the work a quota change
+exposes per tenant.
+
+The scheduler runs its actions every second; an eviction makes room only once the victims have
+gone. The prediction therefore runs cycles until nothing changes (at most `MAX_CYCLES`): binds
+start pods, evicted pods leave (their controllers recreate them Pending), pipelined pods wait for
+the next cycle. A model that still cannot run is tried once more on the same nodes with nothing
+else running: if it fails there too it can never run as configured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from config.spec.platform import PlatformSpec
+from config.spec.scheduler_conf import scheduler_conf
+from live.cluster_state import ClusterState
+from offline.manifests import Rendered
+from whatif import reasons
+from whatif.cluster import ModelJobs
+from whatif.engine import ACTIONS, open_session, run_cycle
+from whatif.model import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, Task
+from whatif.queues import QueuePlugin
+from whatif.session import Session
+from whatif.topology import ROOT, lowest_containing
+from whatif.workload import build_session
+
+MAX_CYCLES = 8
+FITS, EVICTS, WAITS, NEVER = "fits", "fits-after-eviction", "waits", "never"
+
+
+@dataclass
+class Victim:
+    namespace: str
+    pod_group: str
+    queue: str
+    priority: int
+    gpus: float
+    domain: str
+    action: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "namespace": self.namespace,
+            "podGroup": self.pod_group,
+            "queue": self.queue,
+            "priority": self.priority,
+            "gpus": self.gpus,
+            "domain": self.domain,
+            "action": self.action,
+        }
+
+
+@dataclass
+class Verdict:
+    model: str
+    verdict: str
+    domain: str = ""
+    victims: list[Victim] = field(default_factory=list)
+    reason: str = ""
+    headroom: float | None = None
+    """The queue's GPUs left below its limit afterwards."""
+
+
+def settle(session: Session) -> None:
+    """Carry one cycle's decisions into the next: binds run, evicted pods are recreated Pending,
+    pipelined pods wait again."""
+    for job in session.jobs.values():
+        for task in job.tasks:
+            if task.status == BINDING:
+                session.set_status(task, RUNNING)
+            elif (task.status == RELEASING and task.uid in session.evicted_by) or task.status == PIPELINED:
+                session.set_status(task, PENDING)
+        if job.phase in ("Pending", "Inqueue", "") and job.count(RUNNING) >= job.min_member > 0:
+            job.phase = "Running"
+
+
+def simulate(session: Session, tiers: list[list[dict[str, Any]]], actions: tuple[str, ...]) -> dict[str, list[str]]:
+    """Run cycles until quiet; returns every eviction as victim task -> [action, preemptor job]."""
+    evicted: dict[str, list[str]] = {}
+    for _ in range(MAX_CYCLES):
+        session.binds, session.evictions, session.evicted_by = {}, [], {}
+        open_session(session, tiers)
+        run_cycle(session, actions)
+        for task, (action, preemptor, node) in session.evicted_by.items():
+            evicted.setdefault(task, [action, preemptor, node])
+        changed = bool(session.binds or session.evictions)
+        settle(session)
+        session.hypernodes.pop(ROOT, None)
+        if not changed:
+            break
+    return evicted
+
+
+@dataclass
+class TenantExposure:
+    tenant: str
+    queue: str
+    allocated: float
+    deserved: float
+    limit: float
+    reclaimable: list[Victim] = field(default_factory=list)
+    """Running PodGroups above the queue's deserved share, lowest priority first, as many as the
+    excess covers: what reclaim may take from it."""
+    over_capability: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "queue": self.queue,
+            "allocatedGpus": self.allocated / 1000,
+            "deservedGpus": self.deserved / 1000,
+            "capabilityGpus": None if self.limit == float("inf") else self.limit / 1000,
+            "overCapability": self.over_capability,
+            "reclaimable": [v.as_json() for v in self.reclaimable],
+        }
+
+
+@dataclass
+class Prediction:
+    stack: str
+    source: str
+    policy: str
+    verdicts: list[Verdict]
+    tenants: list[TenantExposure]
+    not_modelled: list[str]
+
+    @property
+    def all_fit(self) -> bool:
+        return all(v.verdict == FITS for v in self.verdicts)
+
+
+def policy_of(spec: PlatformSpec) -> tuple[list[list[dict[str, Any]]], tuple[str, ...], dict[str, dict[str, Any]]]:
+    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
+    tiers = [list(t["plugins"]) for t in conf["tiers"]]
+    actions = tuple(a.strip() for a in str(conf["actions"]).split(",") if a.strip())
+    configurations = {str(c["name"]): dict(c.get("arguments") or {}) for c in conf.get("configurations") or []}
+    return tiers, actions, configurations
+
+
+def _domain(session: Session, nodes: set[str]) -> str:
+    if not nodes:
+        return ""
+    found = lowest_containing(nodes, session.hypernodes)
+    return found.name if found is not None and found.name != ROOT else "cluster"
+
+
+def _victims(session: Session, evicted: dict[str, list[str]], jobs: list[str], gpu: str) -> list[Victim]:
+    grouped: dict[str, tuple[list[Task], set[str], str]] = {}
+    tasks = {t.uid: t for j in session.jobs.values() for t in j.tasks}
+    for uid, (action, preemptor, node) in evicted.items():
+        if preemptor in jobs and uid in tasks:
+            entry = grouped.setdefault(tasks[uid].job, ([], set(), action))
+            entry[0].append(tasks[uid])
+            entry[1].add(node)
+    out = []
+    for job_uid, (victims, nodes, action) in sorted(grouped.items()):
+        job = session.jobs[job_uid]
+        out.append(
+            Victim(
+                job.namespace,
+                job.name,
+                job.queue,
+                job.priority,
+                sum(t.resreq.get(gpu, 0.0) for t in victims) / 1000,
+                _domain(session, nodes),
+                "reclaim" if "reclaim" in action else "preempt",
+            )
+        )
+    return out
+
+
+def _tenants(session: Session, spec: PlatformSpec) -> list[TenantExposure]:
+    gpu = spec.gpu_resource
+    out = []
+    for name, tenant in spec.tenants.items():
+        attr, plugin_name = None, ""
+        for candidate in ("capacity", "proportion"):
+            plugin = session.fw.plugin(candidate)
+            if isinstance(plugin, QueuePlugin):
+                attr, plugin_name = plugin.attrs.get(tenant.queue_name), candidate
+        if attr is None:
+            continue
+        allocated, deserved = attr.allocated.get(gpu, 0.0), attr.deserved.get(gpu, 0.0)
+        limit = (attr.real_capability if plugin_name == "capacity" else attr.deserved).get(gpu, float("inf"))
+        exposure = TenantExposure(
+            name, tenant.queue_name, allocated, deserved, limit, over_capability=allocated > limit
+        )
+        queue = session.queues.get(tenant.queue_name)
+        excess = allocated - deserved
+        if deserved and excess > 0 and queue is not None and queue.reclaimable:
+            for job in sorted(session.jobs.values(), key=lambda j: (j.priority, j.uid)):
+                if excess <= 0:
+                    break
+                if job.queue == tenant.queue_name and job.count(RUNNING):
+                    nodes = {t.node for t in job.tasks if t.status == RUNNING}
+                    used = sum(t.resreq.get(gpu, 0.0) for t in job.tasks if t.status == RUNNING)
+                    excess -= used
+                    exposure.reclaimable.append(
+                        Victim(
+                            job.namespace,
+                            job.name,
+                            job.queue,
+                            job.priority,
+                            used / 1000,
+                            _domain(session, nodes),
+                            "reclaim",
+                        )
+                    )
+        out.append(exposure)
+    return out
+
+
+def predict(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Prediction:
+    tiers, actions, configurations = policy_of(spec)
+    session, models = build_session(state, spec, rendered)
+    session.configurations = configurations
+    not_modelled = open_session(session, tiers) + [a for a in actions if a not in ACTIONS]
+    tenants = _tenants(session, spec)
+    session.hypernodes.pop(ROOT, None)
+    evicted = simulate(session, tiers, actions)
+    stuck = [name for name in spec.models if not _runs(session, models[name])]
+    empty = _on_an_empty_cluster(state, spec, rendered, stuck) if stuck else None
+    verdicts = [_verdict(session, empty, spec, models[name], evicted) for name in spec.models]
+    policy = f"actions {', '.join(actions)}; tiers " + " | ".join(", ".join(str(p["name"]) for p in t) for t in tiers)
+    return Prediction(spec.stack, state.source, policy, verdicts, tenants, sorted(set(not_modelled)))
+
+
+def _tasks(session: Session, jobs: ModelJobs) -> list[Task]:
+    wanted = set(jobs.tasks)
+    return [t for u in jobs.jobs if u in session.jobs for t in session.jobs[u].tasks if t.uid in wanted]
+
+
+def _runs(session: Session, jobs: ModelJobs) -> bool:
+    return all(t.status in (RUNNING, BINDING, "Bound") for t in _tasks(session, jobs))
+
+
+def _on_an_empty_cluster(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, names: list[str]
+) -> tuple[Session, dict[str, ModelJobs]]:
+    """The models that do not run, alone on the cluster's nodes with nothing else running: what
+    fails there can never run as configured (they are tried together, which can only make a
+    model wait that alone would start, never the reverse of a true `never`)."""
+    idle = ClusterState(
+        nodes=state.nodes,
+        queues=state.queues,
+        priority_classes=state.priority_classes,
+        hyper_nodes=state.hyper_nodes,
+        source=state.source,
+    )
+    alone, models = build_session(idle, spec, rendered, only=set(names))
+    tiers, actions, configurations = policy_of(spec)
+    alone.configurations = configurations
+    simulate(alone, tiers, actions)
+    open_session(alone, tiers)
+    return alone, models
+
+
+def _verdict(
+    session: Session,
+    empty: tuple[Session, dict[str, ModelJobs]] | None,
+    spec: PlatformSpec,
+    jobs: ModelJobs,
+    evicted: dict[str, list[str]],
+) -> Verdict:
+    model = spec.models[jobs.model]
+    victims = _victims(session, evicted, jobs.jobs, spec.gpu_resource)
+    tasks = _tasks(session, jobs)
+    if not tasks:
+        return Verdict(model.name, FITS, reason="scaled to zero")
+    if _runs(session, jobs):
+        headroom = reasons.queue_headroom(session, model.queue, spec.gpu_resource)
+        return Verdict(
+            model.name,
+            EVICTS if victims else FITS,
+            _domain(session, {t.node for t in tasks}),
+            victims,
+            headroom=headroom,
+        )
+    if empty is not None and not _runs(empty[0], empty[1][model.name]):
+        alone = empty[0]
+        stuck = next(
+            alone.jobs[u]
+            for u in empty[1][model.name].jobs
+            if u in alone.jobs and not all(t.status == RUNNING for t in alone.jobs[u].tasks)
+        )
+        why = reasons.reason_for(alone, stuck, model, spec, empty=True)
+        return Verdict(model.name, NEVER, victims=victims, reason=f"{why.text} (`{why.key}`)")
+    wanted = set(jobs.tasks)
+    stuck = next(
+        j for u in jobs.jobs if (j := session.jobs[u]) and any(t.status != RUNNING for t in j.tasks if t.uid in wanted)
+    )
+    tiers, _, _ = policy_of(spec)
+    open_session(session, tiers)
+    why = reasons.reason_for(session, stuck, model, spec, empty=False)
+    session.hypernodes.pop(ROOT, None)
+    return Verdict(model.name, WAITS, victims=victims, reason=f"{why.text} (`{why.key}`)")

@@ -1,0 +1,179 @@
+"""Why a gang does not run, in numbers and stack keys: the queue's limit, the nodes that could hold
+its pods, the domains its topology allows, and what eviction may not take."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from config.spec.model import ModelSpec
+from config.spec.platform import PlatformSpec
+from whatif.model import ALLOCATED_STATUSES, PENDING, RUNNING, Job, Task
+from whatif.queues import QueueAttr, QueuePlugin
+from whatif.resources import fits
+from whatif.session import Session
+from whatif.topology import ROOT, tier_of
+
+
+@dataclass(frozen=True)
+class Reason:
+    text: str
+    key: str
+    """The stack key that would change it."""
+    never: bool = False
+
+
+def gpus(amount: float) -> str:
+    return f"{amount / 1000:g}"
+
+
+def _queue_attr(session: Session, queue: str) -> tuple[QueueAttr | None, str]:
+    for name in ("capacity", "proportion"):
+        plugin = session.fw.plugin(name)
+        if isinstance(plugin, QueuePlugin):
+            return plugin.attrs.get(queue), name
+    return None, ""
+
+
+def queue_limit(session: Session, job: Job, gpu: str) -> tuple[float, float, float] | None:
+    """(allocated, limit, need) in milli-GPUs when the queue cannot take the job's pending pods."""
+    attr, plugin = _queue_attr(session, job.queue)
+    if attr is None:
+        return None
+    limit_of = attr.real_capability if plugin == "capacity" else attr.deserved
+    limit = limit_of.get(gpu, float("inf"))
+    need = sum(t.resreq.get(gpu, 0.0) for t in job.tasks if t.status == PENDING)
+    allocated = attr.allocated.get(gpu, 0.0)
+    return (allocated, limit, need) if allocated + need > limit else None
+
+
+def _shape_nodes(session: Session, task: Task) -> list[str]:
+    fw = session.fw
+    return [
+        n.name for n in session.nodes.values() if fits(task.resreq, n.allocatable) and fw.predicate(task, n) is None
+    ]
+
+
+def _free_nodes(session: Session, task: Task) -> set[str]:
+    fw = session.fw
+    return {n.name for n in session.nodes.values() if fits(task.resreq, n.idle) and fw.predicate(task, n) is None}
+
+
+def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec, empty: bool) -> Reason:
+    """The dominant reason, checked in the order the scheduler meets them."""
+    gpu = spec.gpu_resource
+    tenant_key = f"tenants.{model.tenant}.queue"
+    queue = session.queues.get(job.queue)
+    if queue is None or queue.state != "Open":
+        state = queue.state if queue else "missing"
+        return Reason(f"queue `{job.queue}` is {state}", tenant_key, never=queue is None)
+    pending = [t for t in job.tasks if t.status == PENDING]
+    if not pending:
+        return Reason("its pods wait for evicted pods to leave", f"models.{model.name}")
+    limited = queue_limit(session, job, gpu)
+    gang = model.gang.pods * model.gpus_per_pod * 1000
+    if limited is not None:
+        allocated, limit, need = limited
+        if limit < gang:
+            return Reason(
+                f"queue `{job.queue}` may hold {gpus(limit)} GPUs, less than one gang ({gpus(gang)})",
+                f"{tenant_key}.capability",
+                never=True,
+            )
+        if empty:
+            return Reason(
+                f"queue `{job.queue}` may hold {gpus(limit)} GPUs and the model needs {gpus(need)}",
+                f"{tenant_key}.capability",
+                never=True,
+            )
+        admitted = (
+            ""
+            if session.unschedulable.get(job.uid) != "enqueue"
+            else (
+                "; its PodGroup is not admitted (Inqueue) until the queue has room, and a PodGroup that is "
+                "not admitted neither starts nor preempts"
+            )
+        )
+        return Reason(
+            f"queue `{job.queue}` is at {gpus(allocated)} of {gpus(limit)} GPUs and the pending pods need "
+            f"{gpus(need)} more{admitted}",
+            f"{tenant_key}.capability",
+        )
+    task = pending[0]
+    shaped = _shape_nodes(session, task)
+    if not shaped:
+        return Reason(
+            f"no node can hold a pod of {gpus(task.resreq.get(gpu, 0.0))} GPUs with the model's node selector and "
+            "tolerations",
+            f"models.{model.name}.resources",
+            never=True,
+        )
+    tier = tier_of(job.topology)
+    size = model.gang.pods
+    if tier is not None and session.hypernodes and size > 1:
+        domains = [h for h in session.hypernodes.values() if h.tier <= tier and h.name != ROOT]
+        if domains:
+            label = (
+                spec.topology.tiers[tier - 1] if spec.topology and tier <= len(spec.topology.tiers) else f"tier {tier}"
+            )
+            shaped_set = set(shaped)
+            if max(len(h.nodes & shaped_set) for h in domains) < size:
+                return Reason(
+                    f"no domain up to {label} has {size} nodes for one gang",
+                    f"models.{model.name}.topology",
+                    never=True,
+                )
+            free = _free_nodes(session, task)
+            fullest = max(len(h.nodes & free) for h in domains)
+            if fullest < size:
+                return Reason(
+                    f"no domain up to {label} has {size} nodes with {gpus(task.resreq.get(gpu, 0.0))} free GPUs, "
+                    f"the fullest has {fullest}",
+                    f"models.{model.name}.topology",
+                )
+    free = _free_nodes(session, task)
+    if len(free) < size:
+        return Reason(
+            f"{len(free)} node(s) have {gpus(task.resreq.get(gpu, 0.0))} free GPUs and the gang needs {size}; "
+            + _eviction_blocked(session, job),
+            f"models.{model.name}.priorityClass",
+        )
+    return Reason(
+        session.unschedulable.get(job.uid, "the scheduler did not place it this cycle"), f"models.{model.name}"
+    )
+
+
+def _eviction_blocked(session: Session, job: Job) -> str:
+    jobs = session.jobs
+    same = [
+        j
+        for j in jobs.values()
+        if j.queue == job.queue and j.uid != job.uid and any(t.status == RUNNING for t in j.tasks)
+    ]
+    higher = [j for j in same if j.priority >= job.priority]
+    parts = []
+    if same and len(higher) == len(same):
+        parts.append(
+            f"priority {job.priority} cannot preempt the running gangs of queue `{job.queue}` "
+            f"(priority {min(j.priority for j in higher)} or more)"
+        )
+    others = {
+        j.queue for j in jobs.values() if j.queue != job.queue and any(t.status in ALLOCATED_STATUSES for t in j.tasks)
+    }
+    closed = [q for q in sorted(others) if not session.queues[q].reclaimable]
+    if closed:
+        parts.append(f"queue(s) {', '.join(f'`{q}`' for q in closed)} are not reclaimable")
+    rest = [q for q in sorted(others) if q not in closed]
+    if rest:
+        parts.append(f"queue(s) {', '.join(f'`{q}`' for q in rest)} run within their deserved share or guarantee")
+    return "; ".join(parts) or "nothing may be evicted for it"
+
+
+def queue_headroom(session: Session, queue: str, gpu: str) -> float | None:
+    """GPUs the queue may still take (capacity: up to its real capability; proportion: deserved)."""
+    attr, plugin = _queue_attr(session, queue)
+    if attr is None:
+        return None
+    limit = (attr.real_capability if plugin == "capacity" else attr.deserved).get(gpu, float("inf"))
+    if limit == float("inf"):
+        return None
+    return (limit - attr.allocated.get(gpu, 0.0)) / 1000

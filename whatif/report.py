@@ -1,0 +1,110 @@
+"""The what-if as a reviewer reads it (Markdown, evictions and models that cannot run first) and
+as tools read it (`--json`, `schema/whatif.schema.json`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from offline.markdown import code
+from whatif.engine import VOLCANO_VERSION
+from whatif.predict import EVICTS, FITS, NEVER, WAITS, Prediction, Verdict
+
+SCHEMA_VERSION = 1
+ORDER = {NEVER: 0, EVICTS: 1, WAITS: 2, FITS: 3}
+ICON = {NEVER: "never runs", EVICTS: "evicts", WAITS: "waits", FITS: "fits"}
+NOT_MODELLED = (
+    "pod affinity, volumes, DRA, node scores beyond binpack and least-requested (ties are taken by name where "
+    "the scheduler picks at random), shuffle, and pods that other controllers create later"
+)
+
+
+def as_json(prediction: Prediction) -> str:
+    data: dict[str, Any] = {
+        "schemaVersion": SCHEMA_VERSION,
+        "stack": prediction.stack,
+        "source": prediction.source,
+        "volcano": VOLCANO_VERSION,
+        "policy": prediction.policy,
+        "notModelled": prediction.not_modelled,
+        "models": [
+            {
+                "model": v.model,
+                "verdict": v.verdict,
+                "domain": v.domain or None,
+                "headroomGpus": v.headroom,
+                "victims": [victim.as_json() for victim in v.victims],
+                "reason": v.reason or None,
+            }
+            for v in _ordered(prediction.verdicts)
+        ],
+        "tenants": [t.as_json() for t in prediction.tenants],
+    }
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _ordered(verdicts: list[Verdict]) -> list[Verdict]:
+    return sorted(verdicts, key=lambda v: (ORDER[v.verdict], v.model))
+
+
+def _gpus(value: float | None) -> str:
+    return "unlimited" if value is None or value == float("inf") else f"{value:g}"
+
+
+def markdown(prediction: Prediction) -> str:
+    lines = [f"### What the scheduler will do: stack {code(prediction.stack)}", ""]
+    counts = {k: sum(1 for v in prediction.verdicts if v.verdict == k) for k in ORDER}
+    lines.append(", ".join(f"**{counts[k]}** {ICON[k]}" for k in ORDER if counts[k]) or "no models")
+    lines.append("")
+    if prediction.verdicts:
+        lines += ["| model | verdict | where / why | evicts |", "|---|---|---|---|"]
+        for v in _ordered(prediction.verdicts):
+            where = f"domain {code(v.domain)}" if v.domain else ""
+            if v.headroom is not None and v.verdict in (FITS, EVICTS):
+                where += f"; queue headroom {v.headroom:g} GPUs after"
+            if v.reason:
+                where = v.reason.replace("|", "\\|")
+            victims = "<br>".join(
+                f"{x.action} {code(x.namespace + '/' + x.pod_group)} (queue {code(x.queue)}, priority {x.priority}, "
+                f"{x.gpus:g} GPUs, {code(x.domain)})"
+                for x in v.victims[:10]
+            )
+            if len(v.victims) > 10:
+                victims += f"<br>and {len(v.victims) - 10} more"
+            lines.append(f"| {code(v.model)} | **{ICON[v.verdict]}** | {where} | {victims or '-'} |")
+        lines.append("")
+    exposed = [t for t in prediction.tenants if t.reclaimable or t.over_capability]
+    if exposed:
+        lines += [
+            "| tenant | queue | allocated / deserved / capability GPUs | exposed running work |",
+            "|---|---|---|---|",
+        ]
+        for t in exposed:
+            work = ", ".join(code(f"{x.namespace}/{x.pod_group}") for x in t.reclaimable[:8])
+            if len(t.reclaimable) > 8:
+                work += f" and {len(t.reclaimable) - 8} more"
+            flags = "over capability; " if t.over_capability else ""
+            lines.append(
+                f"| {code(t.tenant)} | {code(t.queue)} | {t.allocated / 1000:g} / {t.deserved / 1000:g} / "
+                f"{_gpus(t.limit / 1000 if t.limit != float('inf') else None)} | {flags}reclaimable: {work or '-'} |"
+            )
+        lines.append("")
+    lines.append(
+        f"An estimate of the next decisions of Volcano {VOLCANO_VERSION} with the stack's policy "
+        f"({prediction.policy}) on {prediction.source}. Not modelled: {NOT_MODELLED}"
+        + (f"; unknown to the model here: {', '.join(prediction.not_modelled)}" if prediction.not_modelled else "")
+        + "."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def explain_markdown(prediction: Prediction, model: str) -> str:
+    verdict = next(v for v in prediction.verdicts if v.model == model)
+    if verdict.verdict == FITS:
+        text = f"{code(model)} runs: every pod fits" + (f" in {code(verdict.domain)}" if verdict.domain else "") + "."
+    elif verdict.verdict == EVICTS:
+        names = ", ".join(code(f"{v.namespace}/{v.pod_group}") for v in verdict.victims)
+        text = f"{code(model)} starts once {names} have been evicted for it."
+    else:
+        text = f"{code(model)} {ICON[verdict.verdict]}: {verdict.reason}."
+    return text + "\n"

@@ -1,0 +1,149 @@
+"""Sessions from the project's scenario format: the shape the conformance fixtures are written in.
+
+A scenario lists queues, nodes, HyperNodes, PodGroups, pods and priority classes the way Volcano's
+table-driven tests build them (`pkg/scheduler/util/test_utils.go`): a pod without a priority has
+task priority 1, objects are created at the same instant (orders fall back to names), a queue
+without `reclaimable` is reclaimable, a PodGroup's priority is the value of its priority class (0
+when the class does not exist).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whatif.model import (
+    BOUND,
+    FAILED,
+    PENDING,
+    RUNNING,
+    SUCCEEDED,
+    HyperNode,
+    Job,
+    Node,
+    Queue,
+    SubGroupPolicy,
+    Task,
+    Topology,
+)
+from whatif.resources import PODS, scheduler_units
+from whatif.session import Session
+
+ROLE_KEY = "volcano.sh/task-spec"
+
+
+def topology_of(spec: dict[str, Any] | None) -> Topology | None:
+    if not spec:
+        return None
+    tier = spec.get("highestTierAllowed")
+    return Topology(str(spec.get("mode", "hard")), int(tier) if tier is not None else None, spec.get("highestTierName"))
+
+
+def task_status(phase: str, node: str) -> str:
+    if phase == "Running":
+        return RUNNING
+    if phase == "Succeeded":
+        return SUCCEEDED
+    if phase == "Failed":
+        return FAILED
+    return BOUND if node else PENDING
+
+
+def pod_requests(requests: dict[str, Any]) -> dict[str, float]:
+    return {**scheduler_units(requests), PODS: 1.0}
+
+
+def _hypernodes(items: list[dict[str, Any]]) -> dict[str, HyperNode]:
+    members = {h["name"]: h.get("members", []) for h in items}
+    resolved: dict[str, frozenset[str]] = {}
+
+    def nodes_of(name: str) -> frozenset[str]:
+        if name not in resolved:
+            found: set[str] = set()
+            for member in members.get(name, []):
+                if member.get("type") == "HyperNode":
+                    found |= nodes_of(member["name"])
+                else:
+                    found.add(member["name"])
+            resolved[name] = frozenset(found)
+        return resolved[name]
+
+    out = {h["name"]: HyperNode(h["name"], int(h["tier"]), nodes_of(h["name"]), h.get("tierName", "")) for h in items}
+    for hypernode in items:
+        for member in hypernode.get("members", []):
+            if member.get("type") == "HyperNode" and member["name"] in out:
+                out[member["name"]].parent = hypernode["name"]
+    return out
+
+
+def session_of(scenario: dict[str, Any]) -> Session:
+    classes = {str(k): int(v) for k, v in (scenario.get("priorityClasses") or {}).items()}
+    queues = {}
+    for q in scenario.get("queues") or []:
+        queues[q["name"]] = Queue(
+            q["name"],
+            weight=int(q.get("weight", 1)),
+            capability=scheduler_units(q.get("capability") or {}),
+            deserved=scheduler_units(q.get("deserved") or {}),
+            guarantee=scheduler_units(q.get("guarantee") or {}),
+            state=q.get("state", "Open"),
+            reclaimable=q.get("reclaimable", True) is not False,
+            priority=int(q.get("priority", 0)),
+            parent=q.get("parent"),
+        )
+    nodes = {
+        n["name"]: Node(n["name"], scheduler_units(n.get("allocatable") or {}), dict(n.get("labels") or {}))
+        for n in scenario.get("nodes") or []
+    }
+    jobs: dict[str, Job] = {}
+    for pg in scenario.get("podGroups") or []:
+        uid = f"{pg['namespace']}/{pg['name']}"
+        annotations = pg.get("annotations") or {}
+        policies = [
+            SubGroupPolicy(
+                str(p["name"]),
+                int(p.get("subGroupSize", 1)),
+                int(p.get("minSubGroups", 0)),
+                dict((p.get("labelSelector") or {}).get("matchLabels") or {}),
+                tuple(p.get("matchLabelKeys") or ()),
+                topology_of(p.get("networkTopology")),
+            )
+            for p in pg.get("subGroupPolicy") or []
+        ]
+        preemptable = annotations.get("volcano.sh/preemptable")
+        jobs[uid] = Job(
+            uid,
+            pg["queue"],
+            int(pg.get("minMember", 0)),
+            pg.get("phase", "Pending"),
+            priority=classes.get(str(pg.get("priorityClass")), 0),
+            min_resources=scheduler_units(pg["minResources"]) if pg.get("minResources") is not None else None,
+            min_task_member={str(k): int(v) for k, v in (pg.get("minTaskMember") or {}).items()},
+            topology=topology_of(pg.get("networkTopology")),
+            subgroups=policies,
+            preemptable=None if preemptable is None else preemptable == "true",
+            allocated_hypernode=annotations.get("volcano.sh/job-allocated-hypernode", ""),
+        )
+    for pod in scenario.get("pods") or []:
+        uid = f"{pod['namespace']}/{pod['name']}"
+        job = jobs.get(f"{pod['namespace']}/{pod['group']}")
+        if job is None:
+            continue
+        labels = {str(k): str(v) for k, v in (pod.get("labels") or {}).items()}
+        node = pod.get("node") or ""
+        job.tasks.append(
+            Task(
+                uid,
+                job.uid,
+                pod_requests(pod.get("requests") or {}),
+                status=task_status(pod.get("phase", "Pending"), node),
+                node=node,
+                priority=int(pod["priority"]) if pod.get("priority") is not None else 1,
+                preemptable=labels.get("volcano.sh/preemptable", "true") == "true",
+                preemption_never=pod.get("preemptionPolicy") == "Never",
+                role=labels.get(ROLE_KEY, ""),
+                node_selector=dict(pod.get("nodeSelector") or {}),
+                labels=labels,
+            )
+        )
+    live = {uid: job for uid, job in jobs.items() if job.queue in queues}
+    return Session(nodes, queues, live, _hypernodes(scenario.get("hyperNodes") or []))

@@ -1,0 +1,121 @@
+"""Network topology: HyperNodes, the virtual root and the `network-topology-aware` plugin's search.
+
+`pkg/scheduler/framework/session.go` adds a virtual root one tier above the highest real tier
+holding every node, and reads a soft constraint as hard up to that root (`convertSoftToHardTopology`);
+a hard constraint without a tier is not hard (`IsHardTopologyMode`). The plugin
+(`plugins/network-topology-aware/network_topology_aware.go` `hyperNodeGradientFn`) offers the
+HyperNodes at or below the allowed tier whose idle (or future idle) resources hold the job's
+`minResources`, narrowest tier first for allocation, widest first (allocatable, capped) for eviction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from whatif.framework import Plugin
+from whatif.model import ALLOCATED_STATUSES, HyperNode, Job, Topology
+from whatif.resources import fits, total
+
+ROOT = "<cluster-top-hypernode>"
+
+
+def add_root(hypernodes: dict[str, HyperNode], nodes: Iterable[str]) -> HyperNode:
+    top = max((h.tier for h in hypernodes.values()), default=0) + 1
+    root = HyperNode(ROOT, top, frozenset(nodes))
+    for hypernode in hypernodes.values():
+        if hypernode.parent is None:
+            hypernode.parent = ROOT
+    hypernodes[ROOT] = root
+    return root
+
+
+def tier_of(spec: Topology | None) -> int | None:
+    """The highest tier a constraint allows (after `normalise`); None when it is not hard."""
+    if spec is None or spec.mode != "hard":
+        return None
+    return spec.tier
+
+
+def ancestors(name: str, hypernodes: dict[str, HyperNode]) -> list[str]:
+    chain = []
+    current: str | None = name
+    while current is not None and current in hypernodes:
+        chain.append(current)
+        current = hypernodes[current].parent
+    return chain
+
+
+def lowest_containing(nodes: set[str], hypernodes: dict[str, HyperNode]) -> HyperNode | None:
+    """The lowest-tier HyperNode that holds all of `nodes` (their LCA)."""
+    holding = [h for h in hypernodes.values() if nodes <= h.nodes]
+    return min(holding, key=lambda h: (h.tier, h.name)) if holding else None
+
+
+class NetworkTopologyPlugin(Plugin):
+    name = "network-topology-aware"
+
+    def _search_root(self, job: Job, tier: int) -> HyperNode:
+        hypernodes = self.session.hypernodes
+        placed = {t.node for t in job.tasks if t.status in ALLOCATED_STATUSES and t.node}
+        start = job.allocated_hypernode if job.allocated_hypernode in hypernodes else None
+        if start is None and placed:
+            lowest = lowest_containing(placed, hypernodes)
+            start = lowest.name if lowest is not None else None
+        if start is None:
+            return hypernodes[ROOT]
+        allowed = [h for h in ancestors(start, hypernodes) if hypernodes[h].tier <= tier]
+        return hypernodes[allowed[-1]] if allowed else hypernodes[start]
+
+    def hypernode_gradients(self, job: Job, purpose: str) -> list[list[str]]:
+        hypernodes = self.session.hypernodes
+        tier = tier_of(job.topology)
+        if tier is None:
+            return [[ROOT]]
+        root = self._search_root(job, tier)
+        nodes = self.session.nodes
+        need = job.min_resources or {}
+        partly_running = any(t.status in ALLOCATED_STATUSES for t in job.tasks)
+        by_tier: dict[int, list[str]] = {}
+        for hypernode in hypernodes.values():
+            if (
+                hypernode.tier > tier
+                or not hypernode.nodes <= root.nodes
+                or (hypernode.name == ROOT and root.name != ROOT)
+            ):
+                continue
+            members = [nodes[n] for n in hypernode.nodes if n in nodes]
+            if purpose == "allocate":
+                idle = total(n.idle for n in members)
+                future = total(n.future_idle for n in members)
+                if not partly_running and not (fits(need, idle) or fits(need, future)):
+                    continue
+            elif not fits(need, total(n.allocatable for n in members)):
+                continue
+            by_tier.setdefault(hypernode.tier, []).append(hypernode.name)
+        gradients = [sorted(by_tier[t]) for t in sorted(by_tier)]
+        if purpose == "evict":
+            cap = int(self.arguments.get("hypernode.gradient.evict.max-hypernodes", 8))
+            gradients = [g[:cap] for g in reversed(gradients)]
+        return gradients
+
+
+def normalise(job: Job, hypernodes: dict[str, HyperNode]) -> None:
+    """`adjustNetworkTopologySpec`: a tier name becomes its tier (an unknown name is left unset),
+    soft becomes hard up to the virtual root."""
+    specs = [job.topology] + [s.topology for s in job.subgroups]
+    if all(spec is None for spec in specs) or ROOT not in hypernodes:
+        return
+
+    def resolve(spec: Topology | None) -> Topology | None:
+        if spec is None:
+            return None
+        if spec.mode == "soft":
+            return Topology("hard", hypernodes[ROOT].tier)
+        if spec.tier_name is not None and spec.tier is None:
+            named = [h.tier for h in hypernodes.values() if h.tier_name == spec.tier_name]
+            return Topology(spec.mode, named[0] if named else None, spec.tier_name)
+        return spec
+
+    job.topology = resolve(job.topology)
+    for sub in job.subgroups:
+        sub.topology = resolve(sub.topology)

@@ -1,0 +1,231 @@
+"""The work a cluster runs once a stack is applied: its running pods, and each model's pods and
+PodGroups as the render makes them. See `whatif.cluster` for how each piece is read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from config.platform_labels import MANAGED_BY, MODEL_LABEL
+from config.spec.model import ModelSpec
+from config.spec.platform import PlatformSpec
+from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
+from config.upstream.volcano import GROUP_NAME_ANNOTATION
+from live.cluster_state import ClusterState
+from offline.manifests import Rendered
+from whatif.cluster import (
+    ModelJobs,
+    _hypernodes,
+    _nodes,
+    _priority_classes,
+    _queue,
+    _queues,
+    _task,
+    pod_group_job,
+    pod_request,
+)
+from whatif.model import Job
+from whatif.resources import add
+from whatif.session import Session
+
+MANAGED_KEY, MANAGED_VALUE = next(iter(MANAGED_BY.items()))
+FINISHED = ("Succeeded", "Failed")
+
+
+def _templates(model: ModelSpec, rendered: Rendered) -> tuple[list[dict[str, Any]], int, int] | None:
+    """(pod templates of one replica, replicas, pods per replica) of the rendered workload."""
+    for obj in rendered.objects:
+        if obj.patch or obj.namespace != model.namespace or obj.name != model.name:
+            continue
+        spec = obj.manifest.get("spec") or {}
+        if obj.kind == "Deployment":
+            return [spec.get("template") or {}], int(spec.get("replicas", model.config.replicas)), 1
+        if obj.kind == "LeaderWorkerSet":
+            lws = spec.get("leaderWorkerTemplate") or {}
+            size = int(lws.get("size", 1))
+            worker = lws.get("workerTemplate") or {}
+            leader = lws.get("leaderTemplate") or worker
+            return [leader] + [worker] * (size - 1), int(spec.get("replicas", model.config.replicas)), size
+    return None
+
+
+def _new_pod(model: ModelSpec, template: dict[str, Any], name: str, labels: dict[str, str]) -> dict[str, Any]:
+    metadata = template.get("metadata") or {}
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": model.namespace,
+            "labels": {**(metadata.get("labels") or {}), **labels},
+            "annotations": dict(metadata.get("annotations") or {}),
+        },
+        "spec": template.get("spec") or {},
+        "status": {"phase": "Pending"},
+    }
+
+
+def _rendered_pod_group(model: ModelSpec, rendered: Rendered) -> dict[str, Any] | None:
+    for obj in rendered.by_kind("PodGroup"):
+        if obj.namespace == model.namespace and obj.name == model.pod_group_name:
+            return obj.manifest
+    return None
+
+
+def build_session(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, only: set[str] | None = None
+) -> tuple[Session, dict[str, ModelJobs]]:
+    """The session after the change; `only`: those models alone on the cluster's nodes, nothing else running."""
+    priorities, default = _priority_classes(state, rendered)
+    queues = _queues(state, rendered)
+    for patch in (o for o in rendered.objects if o.patch and o.kind == "Queue"):
+        current = next(
+            (q for q in state.queues if q["metadata"]["name"] == patch.name), {"metadata": {"name": patch.name}}
+        )
+        merged = {**current, "spec": {**(current.get("spec") or {}), **(patch.manifest.get("spec") or {})}}
+        queues[patch.name] = _queue(merged, queues[patch.name].state if patch.name in queues else "Open", 0)
+    nodes = _nodes(state)
+    jobs: dict[str, Job] = {}
+    for order, obj in enumerate(state.pod_groups):
+        job = pod_group_job(obj, priorities, default, order)
+        jobs[job.uid] = job
+    models = {name: ModelJobs(name) for name in spec.models if only is None or name in only}
+    existing: dict[str, list[dict[str, Any]]] = {name: [] for name in spec.models}
+    if only is not None:
+        jobs = {}
+    removed_groups: set[str] = set()
+    for order, pod in enumerate(state.pods):
+        metadata = pod["metadata"]
+        if (pod.get("status") or {}).get("phase") in FINISHED:
+            continue
+        labels = metadata.get("labels") or {}
+        annotations = metadata.get("annotations") or {}
+        namespace = metadata.get("namespace", "default")
+        group = annotations.get(GROUP_NAME_ANNOTATION)
+        if labels.get(MANAGED_KEY) == MANAGED_VALUE and MODEL_LABEL in labels:
+            name = labels[MODEL_LABEL]
+            if name in spec.models and spec.models[name].namespace == namespace:
+                existing[name].append(pod)
+                if group:
+                    removed_groups.add(f"{namespace}/{group}")
+                continue
+            if name not in spec.models:  # the change deletes it
+                if group:
+                    removed_groups.add(f"{namespace}/{group}")
+                continue
+        owner = jobs.get(f"{namespace}/{group}") if group else None
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if owner is None:
+            if node_name in nodes:  # not Volcano's: it holds its node all the same
+                node = nodes[node_name]
+                add(node.used, pod_request(pod.get("spec") or {}))
+                node.other_pods += 1
+            continue
+        owner.tasks.append(_task(pod, owner.uid, priorities, default, order))
+    for uid in removed_groups:
+        jobs.pop(uid, None)
+    order = len(state.pods)
+    for name, model in spec.models.items():
+        if only is not None and name not in only:
+            continue
+        order = _add_model(model, rendered, existing[name], jobs, models[name], priorities, default, order, state)
+    session = Session(
+        nodes, queues, {u: j for u, j in jobs.items() if j.queue in queues}, _hypernodes(state, spec, nodes)
+    )
+    return session, models
+
+
+def _group_of(pod: dict[str, Any]) -> str:
+    metadata = pod["metadata"]
+    return f"{metadata.get('namespace')}/{(metadata.get('annotations') or {}).get(GROUP_NAME_ANNOTATION)}"
+
+
+def _model_groups(
+    model: ModelSpec,
+    rendered: Rendered,
+    shape: tuple[dict[str, Any], int, int],
+    keep: list[dict[str, Any]],
+    state: ClusterState,
+    priorities: dict[str, int],
+    default: int,
+    order: int,
+) -> list[Job]:
+    """The PodGroups of the model after the change (without their pods)."""
+    template, replicas, size = shape
+    request = pod_request(template.get("spec") or {})
+    live = {f"{g['metadata'].get('namespace')}/{g['metadata']['name']}": g for g in state.pod_groups}
+    if size == 1:  # Volcano's controller: one PodGroup per ReplicaSet, minMember 1
+        kept = next((live[_group_of(p)] for p in keep if _group_of(p) in live), None)
+        priority_class = (template.get("spec") or {}).get("priorityClassName")
+        return [
+            Job(
+                f"{model.namespace}/podgroup-{model.name}",
+                model.queue,
+                1,
+                ((kept or {}).get("status") or {}).get("phase", "Pending"),
+                priority=priorities.get(str(priority_class), default) if priority_class else default,
+                min_resources=dict(request),
+                order=order,
+            )
+        ]
+    manifest = _rendered_pod_group(model, rendered)
+    if manifest is not None:
+        status = (live.get(f"{model.namespace}/{model.pod_group_name}") or {}).get("status") or {}
+        return [pod_group_job({**manifest, "status": status}, priorities, default, order)]
+    # LWS's own Volcano provider: one PodGroup per group, without topology or priority class.
+    return [
+        Job(
+            f"{model.namespace}/{model.name}-{group}",
+            model.queue,
+            size,
+            "Pending",
+            priority=default,
+            min_resources={k: v * size for k, v in request.items()},
+            order=order + group,
+        )
+        for group in range(replicas)
+    ]
+
+
+def _add_model(
+    model: ModelSpec,
+    rendered: Rendered,
+    running: list[dict[str, Any]],
+    jobs: dict[str, Job],
+    out: ModelJobs,
+    priorities: dict[str, int],
+    default: int,
+    order: int,
+    state: ClusterState,
+) -> int:
+    found = _templates(model, rendered)
+    if found is None:
+        return order
+    templates, replicas, size = found
+    request = pod_request(templates[0].get("spec") or {})
+    keep = [
+        p
+        for p in running
+        if pod_request(p.get("spec") or {}) == request and (p.get("status") or {}).get("phase") == "Running"
+    ]
+    groups = _model_groups(model, rendered, (templates[0], replicas, size), keep, state, priorities, default, order)
+    for job in groups:
+        jobs[job.uid] = job
+        out.jobs.append(job.uid)
+    slots: dict[tuple[int, int], dict[str, Any]] = {}
+    for pod in keep:
+        labels = pod["metadata"].get("labels") or {}
+        index = int(labels.get(LWS_GROUP_INDEX_LABEL, len(slots))) if size > 1 else len(slots)
+        position = sum(1 for (g, _) in slots if g == index)
+        if index < replicas and position < size:
+            slots[(index, position)] = pod
+    for index in range(replicas):
+        job = groups[index] if len(groups) > 1 else groups[0]
+        for position in range(size):
+            found_pod = slots.get((index, position))
+            if found_pod is None:
+                labels = {LWS_NAME_LABEL: model.name, LWS_GROUP_INDEX_LABEL: str(index)} if size > 1 else {}
+                suffix = f"{index}" if size == 1 else f"{index}-{position}"
+                found_pod = _new_pod(model, templates[position], f"{model.name}-new-{suffix}", labels)
+            order += 1
+            task = _task(found_pod, job.uid, priorities, default, order)
+            job.tasks.append(task)
+            out.tasks.append(task.uid)
+    return order + len(groups)
