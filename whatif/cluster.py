@@ -17,9 +17,9 @@ from typing import Any
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
-from whatif.model import HyperNode, Job, Node, Queue, SubGroupPolicy, Task
-from whatif.resources import PODS, Resources, add, scheduler_units
-from whatif.scenario import task_status, topology_of
+from whatif.scheduler.model import HyperNode, Job, Node, Queue, SubGroupPolicy, Task
+from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
+from whatif.scheduler.scenario import task_status, topology_of
 
 PREEMPTABLE = "volcano.sh/preemptable"
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -104,7 +104,7 @@ def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node])
     """The dump's HyperNodes; without any, the stack's topology (what discovery or the stack's own
     HyperNodes will describe)."""
     if state.hyper_nodes:
-        from whatif.scenario import _hypernodes as build
+        from whatif.scheduler.scenario import _hypernodes as build
 
         items = []
         for obj in state.hyper_nodes:

@@ -19,11 +19,11 @@ from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif import reasons
 from whatif.cluster import ModelJobs
-from whatif.engine import ACTIONS, open_session, run_cycle
-from whatif.model import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, Task
-from whatif.queues import QueuePlugin
-from whatif.session import Session
-from whatif.topology import ROOT, lowest_containing
+from whatif.scheduler.engine import ACTIONS, open_session, run_cycle
+from whatif.scheduler.model import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, Task
+from whatif.scheduler.queues import QueuePlugin
+from whatif.scheduler.session import Session
+from whatif.scheduler.topology import ROOT, lowest_containing
 from whatif.workload import build_session
 
 MAX_CYCLES = 8

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
-from whatif.model import ALLOCATED_STATUSES, PENDING, RUNNING, Job, Task
-from whatif.queues import QueueAttr, QueuePlugin
-from whatif.resources import fits
-from whatif.session import Session
-from whatif.topology import ROOT, tier_of
+from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, RUNNING, Job, Task
+from whatif.scheduler.queues import QueueAttr, QueuePlugin
+from whatif.scheduler.resources import fits
+from whatif.scheduler.session import Session
+from whatif.scheduler.topology import ROOT, tier_of
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 from offline.markdown import code
-from whatif.engine import VOLCANO_VERSION
 from whatif.predict import EVICTS, FITS, NEVER, WAITS, Prediction, Verdict
+from whatif.scheduler.engine import VOLCANO_VERSION
 
 SCHEMA_VERSION = 1
 ORDER = {NEVER: 0, EVICTS: 1, WAITS: 2, FITS: 3}

@@ -23,9 +23,9 @@ from whatif.cluster import (
     pod_group_job,
     pod_request,
 )
-from whatif.model import Job
-from whatif.resources import add
-from whatif.session import Session
+from whatif.scheduler.model import Job
+from whatif.scheduler.resources import add
+from whatif.scheduler.session import Session
 
 MANAGED_KEY, MANAGED_VALUE = next(iter(MANAGED_BY.items()))
 FINISHED = ("Succeeded", "Failed")

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from whatif.engine import closing_phase, open_session, run_cycle
-from whatif.model import PIPELINED
-from whatif.scenario import session_of
-from whatif.session import Session
+from whatif.scheduler.engine import closing_phase, open_session, run_cycle
+from whatif.scheduler.model import PIPELINED
+from whatif.scheduler.scenario import session_of
+from whatif.scheduler.session import Session
 
 HERE = Path(__file__).parent / "conformance"
 CASES = sorted(HERE.glob("*/*.yaml"))
@@ -95,7 +95,7 @@ def test_every_case_cites_its_upstream_test() -> None:
 def test_a_broken_engine_fails_the_cases(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checks can fail: with capacity's reclaim filter letting everything through, the cases
     that protect a queue's deserved share disagree."""
-    from whatif.queues import CapacityPlugin
+    from whatif.scheduler.queues import CapacityPlugin
 
     monkeypatch.setattr(CapacityPlugin, "_reclaim_filter", lambda self, tasks, legacy, reclaimer: list(tasks))
     scenario = _load(HERE / "capacity" / "flat-case9-scalar-only-deserved-not-reclaimed.yaml")

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from offline.render import StackRender
-from whatif.engine import open_session, run_cycle
 from whatif.predict import policy_of
-from whatif.scenario import session_of
+from whatif.scheduler.engine import open_session, run_cycle
+from whatif.scheduler.scenario import session_of
 
 GPU = "nvidia.com/gpu"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from whatif.model import (
+from whatif.scheduler.model import (
     BOUND,
     FAILED,
     PENDING,
@@ -25,8 +25,8 @@ from whatif.model import (
     Task,
     Topology,
 )
-from whatif.resources import PODS, scheduler_units
-from whatif.session import Session
+from whatif.scheduler.resources import PODS, scheduler_units
+from whatif.scheduler.session import Session
 
 ROLE_KEY = "volcano.sh/task-spec"
 

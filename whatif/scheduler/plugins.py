@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from whatif.framework import ABSTAIN, PERMIT, REJECT, Plugin, Victims
-from whatif.model import Job, Node, Task
-from whatif.resources import PODS, add, fits_on_requested, plus, total
-from whatif.subgroups import subgroups_pipelined, subgroups_ready, subgroups_valid
+from whatif.scheduler.framework import ABSTAIN, PERMIT, REJECT, Plugin, Victims
+from whatif.scheduler.model import Job, Node, Task
+from whatif.scheduler.resources import PODS, add, fits_on_requested, plus, total
+from whatif.scheduler.subgroups import subgroups_pipelined, subgroups_ready, subgroups_valid
 
 CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 TOO_MANY_PODS = "node(s) had too many pods"

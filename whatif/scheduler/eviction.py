@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from whatif.actions import best_queue, pop_best
-from whatif.model import PENDING, PREEMPTABLE_STATUSES, RUNNING, Job, Node, Task
-from whatif.plugins import TOO_MANY_PODS
-from whatif.resources import add, fits, plus, total
-from whatif.session import Session, Statement, sort_by
-from whatif.subgroups import subjobs
-from whatif.topology import ROOT
+from whatif.scheduler.actions import best_queue, pop_best
+from whatif.scheduler.model import PENDING, PREEMPTABLE_STATUSES, RUNNING, Job, Node, Task
+from whatif.scheduler.plugins import TOO_MANY_PODS
+from whatif.scheduler.resources import add, fits, plus, total
+from whatif.scheduler.session import Session, Statement, sort_by
+from whatif.scheduler.subgroups import subjobs
+from whatif.scheduler.topology import ROOT
 
 Filter = Callable[[Task], bool]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from whatif.model import (
+from whatif.scheduler.model import (
     ALLOCATED,
     BINDING,
     ON_NODE,
@@ -27,10 +27,10 @@ from whatif.model import (
     Queue,
     Task,
 )
-from whatif.resources import add
+from whatif.scheduler.resources import add
 
 if TYPE_CHECKING:
-    from whatif.framework import Framework
+    from whatif.scheduler.framework import Framework
 
 T = TypeVar("T")
 

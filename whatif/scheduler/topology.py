@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from whatif.framework import Plugin
-from whatif.model import ALLOCATED_STATUSES, HyperNode, Job, Topology
-from whatif.resources import fits, total
+from whatif.scheduler.framework import Plugin
+from whatif.scheduler.model import ALLOCATED_STATUSES, HyperNode, Job, Topology
+from whatif.scheduler.resources import fits, total
 
 ROOT = "<cluster-top-hypernode>"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from whatif.resources import PODS, Resources, add, is_empty, minus
+from whatif.scheduler.resources import PODS, Resources, add, is_empty, minus
 
 PENDING, ALLOCATED, PIPELINED, BINDING, BOUND, RUNNING, RELEASING, SUCCEEDED, FAILED = (
     "Pending",

@@ -11,7 +11,7 @@ import math
 import sys
 from collections.abc import Iterable, Mapping
 
-from whatif.resources import EPSILON, PODS, Resources
+from whatif.scheduler.resources import EPSILON, PODS, Resources
 
 MAX = sys.float_info.max
 BASE = ("cpu", "memory")

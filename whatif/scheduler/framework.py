@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from whatif.model import Job, Node, Queue, Task
+from whatif.scheduler.model import Job, Node, Queue, Task
 
 Victims = tuple[list[Task], int]
 PERMIT, ABSTAIN, REJECT = 1, 0, -1

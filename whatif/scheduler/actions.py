@@ -10,11 +10,11 @@ backfill (`backfill.go`) places only BestEffort pods.
 
 from __future__ import annotations
 
-from whatif.model import PENDING, Job, Node, Queue, Task
-from whatif.resources import fits, total
-from whatif.session import Session, Statement, sort_by
-from whatif.subgroups import SubJob, subjobs
-from whatif.topology import ROOT
+from whatif.scheduler.model import PENDING, Job, Node, Queue, Task
+from whatif.scheduler.resources import fits, total
+from whatif.scheduler.session import Session, Statement, sort_by
+from whatif.scheduler.subgroups import SubJob, subjobs
+from whatif.scheduler.topology import ROOT
 
 
 def queue_loop(session: Session, jobs_by_queue: dict[str, list[Job]]) -> list[tuple[Queue, list[Job]]]:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from whatif.actions import allocate, backfill, enqueue
-from whatif.eviction import gangpreempt, gangreclaim, preempt, reclaim
-from whatif.framework import Framework, Plugin
-from whatif.model import ALLOCATED_STATUSES, BOUND, RUNNING, SUCCEEDED
-from whatif.plugins import (
+from whatif.scheduler.actions import allocate, backfill, enqueue
+from whatif.scheduler.eviction import gangpreempt, gangreclaim, preempt, reclaim
+from whatif.scheduler.framework import Framework, Plugin
+from whatif.scheduler.model import ALLOCATED_STATUSES, BOUND, RUNNING, SUCCEEDED
+from whatif.scheduler.plugins import (
     AbstainingPlugin,
     BinpackPlugin,
     ConformancePlugin,
@@ -25,9 +25,10 @@ from whatif.plugins import (
     PredicatesPlugin,
     PriorityPlugin,
 )
-from whatif.queues import CapacityPlugin, ProportionPlugin
-from whatif.session import Session
-from whatif.topology import NetworkTopologyPlugin, add_root, normalise
+from whatif.scheduler.proportion import ProportionPlugin
+from whatif.scheduler.queues import CapacityPlugin
+from whatif.scheduler.session import Session
+from whatif.scheduler.topology import NetworkTopologyPlugin, add_root, normalise
 
 PLUGINS: dict[str, type[Plugin]] = {
     "priority": PriorityPlugin,

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from whatif.model import ALLOCATED_STATUSES, PENDING, PIPELINED, SUCCEEDED, Job, SubGroupPolicy, Task, Topology
+from whatif.scheduler.model import (
+    ALLOCATED_STATUSES,
+    PENDING,
+    PIPELINED,
+    SUCCEEDED,
+    Job,
+    SubGroupPolicy,
+    Task,
+    Topology,
+)
 
 
 @dataclass(eq=False)
