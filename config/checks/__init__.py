@@ -19,6 +19,8 @@ from config.checks.queues import check_queues
 from config.checks.quotas import check_queue_capacity
 from config.checks.scheduler import check_scheduler
 from config.checks.security import check_pod_security
+from config.checks.vllm import check_accelerator
+from config.checks.volumes import check_host_paths
 from config.errors import Problem
 from config.spec.platform import PlatformSpec
 
@@ -41,6 +43,8 @@ CHECKS: tuple[Check, ...] = (
     check_plain_credentials,
     check_queue_capacity,
     check_observability,
+    check_accelerator,
+    check_host_paths,
 )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from config.credential_shapes import credential_shape
 from config.errors import REDACTED, Problem, join_path
+from config.spec.images import lws_image, volcano_image_registry
 from config.spec.platform import PlatformSpec
 from config.spec.secrets import registries_needed, secrets_needed
 from config.stack_file.yaml12 import StackYamlError, read_yaml
@@ -41,8 +42,106 @@ def secret_exists(spec: PlatformSpec, name: str, path: str) -> list[Problem]:
     ]
 
 
-def check_registries(spec: PlatformSpec) -> list[Problem]:
+# Docker Hub's names: an image without a registry host is pulled from it, and the kubelet matches a
+# pull secret for any of them (pkg/credentialprovider: `docker.io` keys are normalised to the index).
+DOCKER_HUB = frozenset({"docker.io", "index.docker.io", "registry-1.docker.io"})
+
+
+def image_host_and_path(image: str) -> tuple[str, str]:
+    """(host[:port], repository path) of an image, as distribution/reference splits it: the first
+    component is the registry when it has a `.` or `:` or is `localhost`, else the image is on
+    Docker Hub."""
+    name = image.split("@", 1)[0]
+    first, _, rest = name.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        host, path = first, rest
+    else:
+        host, path = "docker.io", name if "/" in name else f"library/{name}"
+    last = path.rsplit("/", 1)
+    if ":" in last[-1]:
+        path = path.rsplit(":", 1)[0]
+    return host.lower(), path
+
+
+def server_matches(server: str, image: str) -> bool:
+    """Whether the kubelet would use a pull secret for `server` to pull `image`: the same host and
+    port (Docker Hub under any of its names), and the server's path, if any, a prefix of the image's
+    (pkg/credentialprovider/keyring.go, `URLsMatch`)."""
+    host, _, prefix = server.lower().partition("/")
+    image_host, path = image_host_and_path(image)
+    same = host == image_host or (host in DOCKER_HUB and image_host in DOCKER_HUB)
+    return same and (not prefix or path == prefix or path.startswith(prefix.rstrip("/") + "/"))
+
+
+def _port_problem(path: str, host: str) -> Problem | None:
+    _, colon, port = host.split("/", 1)[0].rpartition(":")
+    if "://" in host or not colon or (port.isdigit() and 1 <= int(port) <= 65535):
+        return None
+    return Problem(
+        path,
+        f"port {port} is outside 1-65535, so nothing can connect to the registry",
+        "write the registry's real port, e.g. `harbor.example.com:5000`",
+        got=host,
+    )
+
+
+def _registry_ports(spec: PlatformSpec) -> list[Problem]:
+    config = spec.config
+    hosts: list[tuple[str, str | None]] = [
+        (join_path("registries", name, "server"), r.server) for name, r in config.registries.items()
+    ]
+    hosts += [
+        ("cluster.mirror.registry", config.cluster.mirror.registry),
+        ("volcano.imageRegistry", config.volcano.image_registry),
+    ]
+    if config.lws.image_repository and "/" in config.lws.image_repository:
+        hosts.append(("lws.imageRepository", config.lws.image_repository))
+    for model in spec.models.values():
+        if "/" in model.config.image:
+            hosts.append((join_path("models", model.name, "image"), model.config.image))
+    return [p for path, host in hosts if host and (p := _port_problem(path, host)) is not None]
+
+
+def _pull_secret_hosts(spec: PlatformSpec) -> list[Problem]:
+    """A pull secret the kubelet would never use for the image it was given for: the image is then
+    pulled without credentials, and fails on a private registry."""
+    config = spec.config
+    registries = config.registries
+    mirror = config.cluster.mirror.registry
     problems: list[Problem] = []
+
+    def unmatched(path: str, entry: str | None, images: list[str], also: str | None = None) -> None:
+        registry = registries.get(entry) if entry else None
+        if registry is None or any(server_matches(registry.server, image) for image in images):
+            return
+        if also is not None and server_matches(registry.server, f"{also}/x"):
+            return
+        hosts = ", ".join(sorted({image_host_and_path(image)[0] for image in images}))
+        problems.append(
+            Problem(
+                path,
+                f"`registries.{entry}` is for `{registry.server}`, but the image is pulled from {hosts}"
+                + (f" and the mirror is `{also}`" if also else "")
+                + ", so the kubelet never uses it and the pull goes without credentials",
+                f"name the entry whose `server` is the image's registry, or set `registries.{entry}.server` to it",
+                got=entry,
+            )
+        )
+
+    for model in spec.models.values():
+        for index, entry in enumerate(model.config.image_pull_secrets):
+            unmatched(join_path("models", model.name, "imagePullSecrets", index), entry, [model.config.image], mirror)
+    volcano = volcano_image_registry(config)
+    unmatched("volcano.imagePullSecret", config.volcano.image_pull_secret, [f"{volcano}/volcanosh/vc-scheduler"])
+    if spec.lws_install:
+        unmatched("lws.imagePullSecret", config.lws.image_pull_secret, [lws_image(config)])
+    if mirror:
+        unmatched("cluster.mirror.pullSecret", config.cluster.mirror.pull_secret, [f"{mirror}/x"])
+    return problems
+
+
+def check_registries(spec: PlatformSpec) -> list[Problem]:
+    problems: list[Problem] = [*_registry_ports(spec), *_pull_secret_hosts(spec)]
     for name, registry in spec.config.registries.items():
         problems += secret_exists(spec, registry.password_secret, join_path("registries", name, "passwordSecret"))
     config = spec.config

@@ -13,7 +13,7 @@ from typing import Any
 
 from config.errors import Problem, join_path
 from config.spec.platform import PlatformSpec
-from config.spec.scheduler_conf import eviction_style, scheduler_actions, scheduler_conf
+from config.spec.scheduler_conf import plugin_names, scheduler_actions, scheduler_conf
 from config.upstream.volcano import (
     EVICTION_ACTIONS,
     FLOOR_GANG_EVICTION,
@@ -168,11 +168,13 @@ def _action_pairs(spec: PlatformSpec) -> list[Problem]:
                     "set one of them: `eviction` chooses the preempt and reclaim actions of the default list",
                 )
             )
+    multi_node = [m.name for m in spec.models.values() if m.multi_node]
     multi_replica = [m.name for m in spec.models.values() if m.multi_node and m.config.planned_replicas > 1]
-    if multi_replica and eviction_style(volcano, True) == "pod" and legacy:
+    where = join_path(BASE, "eviction" if scheduler.actions is None else "actions")
+    if multi_replica and legacy:
         problems.append(
             Problem(
-                join_path(BASE, "eviction" if scheduler.actions is None else "actions"),
+                where,
                 f"models {', '.join(multi_replica)} run several LWS groups under one PodGroup; the legacy preempt "
                 "and reclaim pick victims pod by pod and can take one pod from each of several groups, and LWS "
                 "then restarts every group that lost one",
@@ -180,6 +182,32 @@ def _action_pairs(spec: PlatformSpec) -> list[Problem]:
                 severity="warning",
             )
         )
+    elif multi_node and legacy:
+        problems.append(
+            Problem(
+                where,
+                f"models {', '.join(multi_node)} span several nodes; the legacy preempt and reclaim pick victims pod "
+                "by pod, and a group that loses one pod is restarted whole by LWS: one eviction stops the whole "
+                "replica and frees only a part of it",
+                "use `eviction: gang` (Volcano >= 1.15), which evicts whole groups",
+                got=scheduler.eviction if scheduler.actions is None else ", ".join(actions),
+                severity="warning",
+            )
+        )
+    if gang and not multi_node:
+        conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
+        if "gang" not in plugin_names(conf):
+            problems.append(
+                Problem(
+                    where,
+                    f"{', '.join(gang)} evict whole gangs by the victim functions of the `gang` plugin "
+                    "(`AddUnifiedEvictableFn`, registered by gang, priority, conformance and capacity in v1.15.1), "
+                    "and `gang` is off: victims are then picked without regard to any gang's minimum, which is what "
+                    "gang-aware eviction exists to prevent",
+                    "do not disable `gang`, or use `eviction: pod`",
+                    got=scheduler.eviction if scheduler.actions is None else ", ".join(actions),
+                )
+            )
     placed = [m.name for m in spec.models.values() if m.own_pod_group and m.config.topology is not None]
     if placed and "preempt" in actions:
         problems.append(

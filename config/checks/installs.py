@@ -3,12 +3,14 @@ refuse, and chart-value escape hatches that would silently replace what the prog
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from config.errors import Problem, join_path
+from config.schema.names import image_reference_problem
 from config.schema.quantity import quantity_value
-from config.spec.images import volcano_image_tag
+from config.spec.images import lws_image, volcano_image_tag, volcano_images
 from config.spec.platform import PlatformSpec
 from config.upstream.vendored import LWS, VOLCANO, fetch_command, vendored_dir, vendored_versions
 from config.upstream.volcano import VOLCANO_IMAGE_BUGS
@@ -48,7 +50,23 @@ GENERATED_LWS_VALUES: dict[str, str] = {
 
 
 def check_installs(spec: PlatformSpec) -> list[Problem]:
-    return [*_component_resources(spec), *_value_overrides(spec)]
+    return [*_component_resources(spec), *_value_overrides(spec), *_adoption(spec)]
+
+
+def _adoption(spec: PlatformSpec) -> list[Problem]:
+    lws = spec.config.lws
+    if not lws.adopt or spec.lws_install:
+        return []
+    why = "`lws.install` is false" if lws.install is False else "no model spans several nodes (`lws.install` unset)"
+    return [
+        Problem(
+            "lws.adopt",
+            f"`adopt` takes over the LWS release, but the stack does not install LWS ({why}), so nothing adopts it "
+            "and the hand-made release stays unmanaged",
+            "remove `adopt`, or set `lws.install: true` to take the release over",
+            got=True,
+        )
+    ]
 
 
 def _component_resources(spec: PlatformSpec) -> list[Problem]:
@@ -96,9 +114,83 @@ def _override(path: str, typed: str) -> Problem:
     )
 
 
-def check_images(spec: PlatformSpec) -> list[Problem]:
+# The distribution reference grammar (github.com/distribution/reference, reference.go and regexp.go):
+# a tag is `[\w][\w.-]{0,127}`, and a name (registry and path) is at most 255 characters
+# (`NameTotalLengthMax`).
+_TAG = re.compile(r"^[\w][\w.-]{0,127}$")
+NAME_TOTAL_LENGTH_MAX = 255
+
+
+def _repository_problem(value: str) -> str | None:
+    """Why `value` is not an image repository (a reference without tag or digest)."""
+    if "://" in value:
+        return "has a URL scheme; a repository starts with the registry host"
+    if "@" in value:
+        return "has a digest; the repository is given alone"
+    if ":" in value.rsplit("/", 1)[-1]:
+        return "has a tag; the repository is given alone"
+    return image_reference_problem(value)
+
+
+def _image_parts(spec: PlatformSpec) -> list[Problem]:
+    """Every image the stack renders is valid, whichever keys it is built from: an invalid one fails to
+    pull, and the LWS and Volcano webhooks fail closed, so every LeaderWorkerSet (or every Queue and
+    PodGroup) is then refused."""
     config = spec.config
     problems: list[Problem] = []
+    repository = config.lws.image_repository
+    if repository is not None and (why := _repository_problem(repository)):
+        problems.append(
+            Problem(
+                "lws.imageRepository",
+                f"`{repository}` {why}: the chart appends `:<tag>` itself, so the LWS controller would get an invalid "
+                "image, and its webhook, which fails closed, would refuse every LeaderWorkerSet",
+                "write the repository alone in lower case, e.g. `harbor.example.com/mirror/lws/lws` (the tag follows "
+                "`lws.version`)",
+                got=repository,
+            )
+        )
+    tag = config.volcano.image_tag
+    if tag is not None and not _TAG.match(tag):
+        problems.append(
+            Problem(
+                "volcano.imageTag",
+                "not an image tag (letters, digits, `_`, `.` and `-`, at most 128, not starting with `.` or `-`): "
+                "the Volcano images could not be pulled, and the admission webhook, which fails closed, would refuse "
+                "every Queue and PodGroup",
+                "write the tag alone, e.g. `v1.15.1` (the registry goes in `volcano.imageRegistry`)",
+                got=tag,
+            )
+        )
+    if problems:
+        return problems
+    rendered = [
+        ("volcano.imageRegistry" if config.volcano.image_registry else "cluster.mirror.registry", image)
+        for image in volcano_images(config)
+    ]
+    if spec.lws_install:
+        rendered.append(("lws.imageRepository" if repository else "cluster.mirror.registry", lws_image(config)))
+    for path, image in rendered:
+        name = image.split("@", 1)[0].rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+        why = image_reference_problem(image)
+        if why is None and len(name) > NAME_TOTAL_LENGTH_MAX:
+            why = f"is named with {len(name)} characters, more than the {NAME_TOTAL_LENGTH_MAX} a reference may have"
+        if why is not None:
+            problems.append(
+                Problem(
+                    path,
+                    f"the rendered image `{image}` {why}, so it cannot be pulled",
+                    "shorten or correct the registry path",
+                    got=image,
+                )
+            )
+            break
+    return problems
+
+
+def check_images(spec: PlatformSpec) -> list[Problem]:
+    config = spec.config
+    problems: list[Problem] = _image_parts(spec)
     for path, registry in (
         ("volcano.imagePullSecret", config.volcano.image_pull_secret),
         ("lws.imagePullSecret", config.lws.image_pull_secret),

@@ -3,12 +3,19 @@ options; `check_models` also runs the per-model checks of vllm, volumes, environ
 
 from __future__ import annotations
 
+import json
 import re
 
 from config.checks.credentials import secret_exists
 from config.checks.environment import check_environment
 from config.checks.placement import check_node_capacity, check_placement_options
-from config.checks.vllm import check_engine_args, check_rope, check_tool_parser, check_vllm_release
+from config.checks.vllm import (
+    check_engine_args,
+    check_image_build,
+    check_rope,
+    check_tool_parser,
+    check_vllm_release,
+)
 from config.checks.volumes import check_volumes
 from config.errors import Problem, join_path
 from config.schema.quantity import quantity_value
@@ -25,6 +32,7 @@ def check_models(spec: PlatformSpec) -> list[Problem]:
         problems += _references(spec, model)
         problems += check_engine_args(model)
         problems += check_vllm_release(model)
+        problems += check_image_build(model)
         problems += check_tool_parser(model)
         problems += check_rope(model)
         problems += check_volumes(spec, model)
@@ -32,7 +40,67 @@ def check_models(spec: PlatformSpec) -> list[Problem]:
         problems += check_placement_options(spec, model)
         problems += _pod_options(model)
         problems += check_node_capacity(spec, model)
+        problems += _adoption(model)
+        problems += _object_size(model)
     return problems
+
+
+def _adoption(model: ModelSpec) -> list[Problem]:
+    """`adopt` may name only objects the stack creates for the model."""
+    if "podGroup" not in model.config.adopt or model.has_pod_group:
+        return []
+    why = (
+        "a single-node model has no PodGroup of the platform's"
+        if not model.multi_node
+        else "LWS makes the PodGroups itself (`lws.gangScheduling`)"
+        if not model.own_pod_group
+        else "a model at zero replicas has no PodGroup"
+    )
+    return [
+        Problem(
+            join_path("models", model.name, "adopt", model.config.adopt.index("podGroup")),
+            f"{why}, so there is nothing to adopt and the hand-made PodGroup stays unmanaged",
+            "remove `podGroup` from `adopt` (delete the hand-made PodGroup if nothing uses it)",
+            got="podGroup",
+        )
+    ]
+
+
+# etcd refuses a request larger than its `--max-request-bytes`, 1.5 MiB by default (etcd
+# server/embed/config.go, `DefaultMaxRequestBytes`), so the API server cannot store a bigger object.
+# What the pod template carries from the stack file is estimated from the keys that can grow
+# without bound; the rest of a workload is a few KiB.
+MAX_OBJECT_BYTES = 3 * 2**19
+_FIXED_BYTES = 8 * 2**10
+
+
+def _object_size(model: ModelSpec) -> list[Problem]:
+    cfg = model.config
+    parts = {
+        "env": sum(
+            len(k) + len(v if isinstance(v, str) else json.dumps(v.model_dump(by_alias=True))) + 24
+            for k, v in cfg.env.items()
+        ),
+        "engine": sum(len(a) + 3 for a in cfg.engine.extra_args) + len(json.dumps(cfg.engine.hf_overrides)),
+        "annotations": sum(len(k) + len(v) + 6 for k, v in cfg.annotations.items()),
+        "labels": 2 * sum(len(k) + len(v) + 6 for k, v in cfg.labels.items()),
+        "volumes": 120 * len(cfg.volumes) + 80 * len(cfg.networks) + 60 * len(cfg.tolerations),
+    }
+    templates = 2 if model.multi_node else 1  # a LeaderWorkerSet holds a leader and a worker template
+    size = _FIXED_BYTES + templates * sum(parts.values())
+    if size <= MAX_OBJECT_BYTES:
+        return []
+    largest = max(parts, key=lambda key: parts[key])
+    return [
+        Problem(
+            join_path("models", model.name, largest),
+            f"the workload (Deployment or LeaderWorkerSet) would be larger than the {MAX_OBJECT_BYTES / 2**20:.1f} MiB "
+            f"etcd stores per object (its default request limit), most of it from `{largest}`, so the API server "
+            "refuses it",
+            "keep large data in a ConfigMap or Secret mounted as a volume, or in the image",
+            got=f"about {size / 2**20:.1f} MiB",
+        )
+    ]
 
 
 def _parallelism(model: ModelSpec) -> list[Problem]:

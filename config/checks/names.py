@@ -59,10 +59,32 @@ def _queue_names(spec: PlatformSpec) -> list[Problem]:
 def _namespaces(spec: PlatformSpec) -> list[Problem]:
     problems: list[Problem] = []
     owners: dict[str, str] = {}
+    observability = spec.config.observability
+    monitoring = {observability.namespace, observability.dashboard_namespace} if observability.enabled else set()
     for tenant in spec.tenants.values():
+        if "namespaces" in tenant.config.adopt and not tenant.namespaces:
+            problems.append(
+                Problem(
+                    join_path("tenants", tenant.name, "adopt", tenant.config.adopt.index("namespaces")),
+                    "the tenant has no namespaces (a grouping queue), so there is nothing to adopt",
+                    "remove `namespaces` from `adopt`, or list the namespaces to take over",
+                    got="namespaces",
+                )
+            )
         for index, namespace in enumerate(tenant.namespaces):
             path = join_path("tenants", tenant.name, "namespaces", index)
-            if namespace in RESERVED_NAMESPACES or namespace.startswith(RESERVED_NAMESPACE_PREFIXES):
+            if namespace in monitoring:
+                problems.append(
+                    Problem(
+                        path,
+                        f"namespace `{namespace}` holds the monitoring stack (`observability.namespace`, Prometheus "
+                        "and Grafana); a tenant that owns it could read every tenant's metrics or silence the alerts, "
+                        "and removing the tenant would delete it",
+                        "use a namespace of the tenant's own",
+                        got=namespace,
+                    )
+                )
+            elif namespace in RESERVED_NAMESPACES or namespace.startswith(RESERVED_NAMESPACE_PREFIXES):
                 problems.append(
                     Problem(
                         path,

@@ -3,15 +3,30 @@ autoscaler blind, and settings that contradict each other."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from config.errors import Problem, join_path
+from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
-from config.upstream.vllm_metrics import DISABLE_STATS_FLAG
+from config.upstream.monitoring import exposed_series
+from config.upstream.versions import version_text
+from config.upstream.vllm_metrics import DISABLE_STATS_FLAG, VLLM_METRICS, vllm_series
 from config.upstream.volcano_metrics import VOLCANO_METRICS_VERSION
+
+# The label the model monitors put on every scraped series (`components.observability.monitors`,
+# `MODEL_METRIC_LABEL`; that layer is above this one, a test keeps them equal).
+MODEL_LABEL = "model"
+# Labels each alert sets itself: `severity` (Alertmanager routes pages on it), `load_budget`, and
+# `alertname`, which Prometheus sets from the rule's name.
+ALERT_OWN_LABELS = ("severity", "alertname", "load_budget")
+ANY_VLLM_SERIES = frozenset(
+    series for name, metric in VLLM_METRICS.items() for series in exposed_series(name, metric.kind, True)
+)
 
 
 def check_observability(spec: PlatformSpec) -> list[Problem]:
     observability = spec.config.observability
-    problems: list[Problem] = []
+    problems: list[Problem] = [*_dead_settings(spec), *_alert_labels(spec), *_alert_windows(spec)]
     for model in spec.models.values():
         path = join_path("models", model.name)
         scaling = model.config.autoscaling
@@ -53,6 +68,8 @@ def check_observability(spec: PlatformSpec) -> list[Problem]:
                     f"remove `{DISABLE_STATS_FLAG}`",
                 )
             )
+        problems += _timing(spec, model)
+        problems += _activation(spec, model)
     version = tuple(int(p) for p in spec.config.volcano.version.removeprefix("v").split(".")[:2])
     if observability.enabled and observability.volcano and version != VOLCANO_METRICS_VERSION:
         known = ".".join(map(str, VOLCANO_METRICS_VERSION))
@@ -66,3 +83,212 @@ def check_observability(spec: PlatformSpec) -> list[Problem]:
             )
         )
     return problems
+
+
+def _dead_settings(spec: PlatformSpec) -> list[Problem]:
+    """Alert and dashboard settings that change nothing: observability is off, or the part is."""
+    observability = spec.config.observability
+    problems: list[Problem] = []
+    for part in ("alerts", "dashboard"):
+        settings = getattr(observability, part)
+        given = sorted(settings.model_fields_set - {"enabled"})
+        if not given or part not in observability.model_fields_set:
+            continue
+        off = (
+            "`observability.enabled` is false"
+            if not observability.enabled
+            else f"`observability.{part}.enabled` is false"
+            if not settings.enabled
+            else None
+        )
+        if off is None:
+            continue
+        key = type(settings).model_fields[given[0]].alias or given[0]
+        problems.append(
+            Problem(
+                join_path("observability", part, key),
+                f"{off}, so no {'PrometheusRule' if part == 'alerts' else 'dashboard'} is rendered and this setting "
+                "changes nothing",
+                "turn it on (`enabled: true`), or remove the setting",
+            )
+        )
+    return problems
+
+
+def _alert_labels(spec: PlatformSpec) -> list[Problem]:
+    labels = spec.config.observability.alerts.labels
+    return [
+        Problem(
+            join_path("observability", "alerts", "labels", key),
+            f"every alert sets `{key}` itself ("
+            + ("`critical` or `warning`, which Alertmanager routes pages on" if key == "severity" else "per rule")
+            + "); one value for all alerts would stop critical alerts paging, so this label is dropped",
+            "route with another label (e.g. `team`), and leave `severity` to the alerts",
+            got=labels[key],
+            severity="warning",
+        )
+        for key in ALERT_OWN_LABELS
+        if key in labels
+    ]
+
+
+_ALERT_WINDOWS = (
+    "no_ready_replica_minutes",
+    "metrics_down_minutes",
+    "requests_waiting_minutes",
+    "kv_cache_minutes",
+    "pod_group_pending_minutes",
+    "queue_full_minutes",
+    "scheduler_down_minutes",
+)
+
+
+def _alert_windows(spec: PlatformSpec) -> list[Problem]:
+    observability = spec.config.observability
+    if not observability.enabled or not observability.alerts.enabled:
+        return []
+    scrape = observability.scrape_interval_seconds
+    alerts = observability.alerts
+    problems: list[Problem] = []
+    for field in _ALERT_WINDOWS:
+        minutes = getattr(alerts, field)
+        if minutes * 60 < scrape:
+            key = type(alerts).model_fields[field].alias or field
+            problems.append(
+                Problem(
+                    join_path("observability", "alerts", key),
+                    f"{minutes} min is shorter than the scrape interval ({scrape} s): the condition is judged on a "
+                    "single sample, so one slow or missed scrape fires the alert",
+                    f"hold it for at least {-(-2 * scrape // 60)} min (two scrapes), or scrape more often",
+                    got=minutes,
+                    severity="warning",
+                )
+            )
+    return problems
+
+
+def _timing(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    scaling = model.config.autoscaling
+    if scaling is None:
+        return []
+    path = join_path("models", model.name, "autoscaling")
+    scrape = spec.config.observability.scrape_interval_seconds
+    problems: list[Problem] = []
+    if scaling.engine == "keda" and scaling.polling_interval_seconds < scrape:
+        problems.append(
+            Problem(
+                join_path(path, "pollingIntervalSeconds"),
+                f"KEDA polls every {scaling.polling_interval_seconds} s, but the metrics are scraped every {scrape} s "
+                "(`observability.scrapeIntervalSeconds`): most polls read the same sample, and the replicas follow "
+                "load a scrape late",
+                f"poll at most as often as the scrape ({scrape} s), or scrape more often",
+                got=scaling.polling_interval_seconds,
+                severity="warning",
+            )
+        )
+    if scaling.engine == "keda" and scaling.min_replicas == 0 and scaling.cooldown_period_seconds == 0:
+        problems.append(
+            Problem(
+                join_path(path, "cooldownPeriodSeconds"),
+                "with no cooldown the model scales to zero at the first quiet poll, and the next request waits for a "
+                f"whole model load ({model.config.startup.load_timeout_seconds} s budget)",
+                "keep a cooldown longer than the gaps between requests (the default is 300 s)",
+                got=0,
+                severity="warning",
+            )
+        )
+    if scaling.scale_down_stabilization_seconds == 0:
+        problems.append(
+            Problem(
+                join_path(path, "scaleDownStabilizationSeconds"),
+                "with no stabilisation window every dip in load removes replicas at once, and loading one back takes "
+                "minutes: the replica count flaps",
+                "keep a window of a few minutes (the default is 300 s)",
+                got=0,
+                severity="warning",
+            )
+        )
+    if scaling.activation is not None and scaling.activation.threshold < 0:
+        problems.append(
+            Problem(
+                join_path(path, "activation", "threshold"),
+                "KEDA keeps the model awake while the query is above the threshold; a query that reads 0 without "
+                "traffic is always above a negative one, so the model never scales to zero",
+                "use 0 (wake on any traffic) or a positive rate",
+                got=scaling.activation.threshold,
+                severity="warning",
+            )
+        )
+    return problems
+
+
+def _vector_selectors(query: str) -> list[Any]:
+    import promql_parser
+
+    found: list[Any] = []
+    tree = promql_parser.parse(query)
+    promql_parser.walk(
+        tree, lambda node: found.append(node) if isinstance(node, promql_parser.VectorSelector) else None
+    )
+    return found
+
+
+def _selected(selector: Any, models: dict[str, ModelSpec]) -> set[str]:
+    """The stack's models a selector can match, from its `model` matchers."""
+    import promql_parser
+
+    selected = set(models)
+    for matcher in selector.matchers.matchers:
+        if matcher.name != MODEL_LABEL:
+            continue
+        if matcher.op == promql_parser.MatchOp.Equal:
+            selected &= {matcher.value}
+        elif matcher.op == promql_parser.MatchOp.Re:
+            selected &= {alternative.replace("\\.", ".") for alternative in matcher.value.split("|")}
+        elif matcher.op == promql_parser.MatchOp.NotEqual:
+            selected -= {matcher.value}
+    return selected
+
+
+def _activation(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """A wake-up query must read series that exist while the model has no pod, in the release that
+    would export them."""
+    scaling = model.config.autoscaling
+    if scaling is None or scaling.activation is None:
+        return []
+    path = join_path("models", model.name, "autoscaling", "activation", "query")
+    query = scaling.activation.query
+    try:
+        selectors = _vector_selectors(query)
+    except ValueError:
+        return []  # reported by the section
+    for selector in selectors:
+        name = selector.name or ""
+        if not name.startswith("vllm:"):
+            continue
+        if name not in ANY_VLLM_SERIES:
+            return [_never(path, f"`{name}` is a series no vLLM release exports", query)]
+        selected = _selected(selector, spec.models)
+        if model.name in selected:
+            return [
+                _never(
+                    path,
+                    f"`{name}` is the model's own vLLM series, which do not exist while it has no pod",
+                    query,
+                )
+            ]
+        lacking = sorted(m for m in selected if name not in vllm_series(spec.models[m].vllm_version))
+        if lacking:
+            versions = ", ".join(f"`{m}` (vLLM {version_text(spec.models[m].vllm_version)})" for m in lacking)
+            return [_never(path, f"`{name}` is not exported by the release of {versions}", query)]
+    return []
+
+
+def _never(path: str, why: str, query: str) -> Problem:
+    return Problem(
+        path,
+        f"{why}, so the query returns nothing and the model, once at zero, never wakes",
+        "query a series that exists without the model's pods (a gateway's or ingress' request rate for it), "
+        f"or another model's series with its `{MODEL_LABEL}` label",
+        got=query,
+    )

@@ -53,6 +53,7 @@ def check_placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Proble
                     got="hard",
                 )
             )
+    problems += _peak_spill(spec, model)
     if cfg.multi_node and cfg.port == cfg.ray.port:
         problems.append(
             Problem(
@@ -63,6 +64,31 @@ def check_placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Proble
             )
         )
     return problems
+
+
+def _peak_spill(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """A soft-placed autoscaled model whose replicas all fit the leaves at `minReplicas` but not at
+    `maxReplicas`: the spill shows only at the peak, when the network matters most."""
+    cfg = model.config
+    scaling = cfg.autoscaling
+    if not cfg.multi_node or cfg.topology is None or cfg.topology.mode != "soft" or scaling is None:
+        return []
+    if spec.topology is None or spec.topology.top_tier < 2:
+        return []
+    per_leaf = [d.pods_that_fit(model.gpus_per_pod) // model.gang.pods for d in spec.topology.at_tier(1)]
+    in_leaves = sum(per_leaf)
+    if not scaling.min_replicas <= in_leaves < scaling.max_replicas:
+        return []
+    return [
+        Problem(
+            join_path("models", model.name, "autoscaling", "maxReplicas"),
+            f"even on an empty cluster only {in_leaves} replica(s) fit inside one leaf each; above that, at the peak "
+            "the autoscaler reaches under load, replicas span leaves and run on the slower network",
+            f"keep `maxReplicas` at {in_leaves} or below, add nodes to the leaves, or accept the spill at the peak",
+            got=scaling.max_replicas,
+            severity="warning",
+        )
+    ]
 
 
 def check_node_capacity(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:

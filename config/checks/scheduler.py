@@ -48,6 +48,17 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
         problems += _argument_types(name, settings.arguments, join_path(path, "arguments"))
         problems += _flag_names(settings.flags, join_path(path, "flags"))
 
+    if scheduler.actions is not None and "enqueue" not in scheduler.actions:
+        problems.append(
+            Problem(
+                join_path(BASE, "actions"),
+                'without `enqueue` the scheduler moves every PodGroup straight to Inqueue (allocate.go: "no enqueue '
+                "action is configured\"), so no gang is checked against its queue's capability before its pods "
+                "are placed: partial gangs hold GPUs while they wait, and queues admit more than they may hold",
+                "put `enqueue` first (`enqueue, allocate, ...`), or remove `actions` to get the default list",
+                got=", ".join(scheduler.actions),
+            )
+        )
     conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
     active = plugin_names(conf)
     queue_plugins = [p for p in QUEUE_PLUGINS if p in active]

@@ -7,7 +7,9 @@ import re
 
 from config.errors import Problem, join_path
 from config.spec.model import ModelSpec
-from config.upstream.versions import Version, version_text
+from config.spec.platform import PlatformSpec
+from config.upstream.accelerators import vendor_of
+from config.upstream.versions import Version, version_text, version_tuple
 from config.upstream.vllm_releases import (
     ENGINE_READY_DEFAULT_SECONDS,
     ENGINE_READY_TIMEOUT_ENV,
@@ -18,6 +20,8 @@ from config.upstream.vllm_releases import (
     ROPE_DICT_AFTER_PATCH_SINCE,
     ROPE_PARAMETERS_SINCE,
     YARN_LENGTH_NOT_DERIVED_SINCE,
+    image_tag,
+    image_vllm_version,
 )
 from config.upstream.vllm_tool_parsers import MODEL_FAMILY_PARSERS, TOOL_PARSERS
 
@@ -50,6 +54,18 @@ def check_engine_args(model: ModelSpec) -> list[Problem]:
     version = ".".join(str(p) for p in model.vllm_version)
     for index, arg in enumerate(cfg.engine.extra_args):
         flag = arg.split("=", 1)[0]
+        if arg.startswith("-") and len(flag.split()) > 1:
+            name, value = flag.split(None, 1)
+            problems.append(
+                Problem(
+                    join_path(path, index),
+                    f"one item holds two tokens: the argument reaches vLLM as the single word `{arg}`, an unknown "
+                    "flag, and the server exits at start",
+                    f"write `{name}={value}`, or `{name}` and `{value}` as two items",
+                    got=arg,
+                )
+            )
+            continue
         if flag in GENERATED_FLAGS:
             problems.append(
                 Problem(
@@ -133,6 +149,78 @@ def check_vllm_release(model: ModelSpec) -> list[Problem]:
             )
         )
     return problems
+
+
+# What an image's name says it was built for. Official vLLM images (`vllm/vllm-openai`, and tags
+# such as `v0.19.0-cu130`) are CUDA builds for NVIDIA GPUs; AMD's are `rocm/vllm*` (or carry `rocm` in
+# the tag); vLLM-Ascend's are `quay.io/ascend/vllm-ascend`; vendor builds name their stack
+# (`vllm-metax`, `vllm-mars`). A name that says none of these is not checked.
+IMAGE_BUILDS: tuple[tuple[re.Pattern[str], str, frozenset[str]], ...] = (
+    (re.compile(r"ascend"), "an Ascend (CANN) build", frozenset({"ascend"})),
+    (re.compile(r"rocm"), "a ROCm build", frozenset({"amd"})),
+    (re.compile(r"metax|maca|mars"), "a MetaX (MACA) build", frozenset({"metax"})),
+    # MetaX's MACA stack is CUDA-compatible (`config.upstream.accelerators`), so CUDA builds are not
+    # refused there.
+    (re.compile(r"(^|/)vllm-openai(:|$)|[:_-]cu\d{3}\b"), "a CUDA build", frozenset({"nvidia", "metax"})),
+)
+
+
+def image_build(image: str) -> tuple[str, frozenset[str]] | None:
+    """(what the image is built for, the vendors it runs on), when its name says."""
+    text = image.split("@", 1)[0].lower()
+    for pattern, build, vendors in IMAGE_BUILDS:
+        if pattern.search(text):
+            return build, vendors
+    return None
+
+
+def check_image_build(model: ModelSpec) -> list[Problem]:
+    """The image runs on the model's accelerator, and its tag agrees with `vllmVersion`."""
+    cfg = model.config
+    path = join_path("models", model.name)
+    problems: list[Problem] = []
+    build = image_build(cfg.image)
+    if build is not None and model.vendor != "other" and model.vendor not in build[1]:
+        problems.append(
+            Problem(
+                join_path(path, "image"),
+                f"the image is {build[0]}, but the model's devices (`{model.gpu_resource}`) are {model.vendor}: its "
+                "vLLM finds no device it can use and exits at start",
+                f"use a vLLM image built for {model.vendor}",
+                got=cfg.image,
+            )
+        )
+    tagged = image_vllm_version(cfg.image)
+    if cfg.vllm_version is not None and tagged is not None:
+        stated = version_tuple(cfg.vllm_version)
+        if stated != tagged[: len(stated)] and tagged != stated[: len(tagged)]:
+            problems.append(
+                Problem(
+                    join_path(path, "vllmVersion"),
+                    f"`vllmVersion` says {version_text(stated)}, but the image tag `{image_tag(cfg.image)}` names vLLM "
+                    f"{version_text(tagged)}: flags, parsers and metrics would be checked against the wrong release",
+                    "remove `vllmVersion` (the tag says it), or correct the one that is wrong",
+                    got=cfg.vllm_version,
+                )
+            )
+    return problems
+
+
+def check_accelerator(spec: PlatformSpec) -> list[Problem]:
+    """`cluster.accelerator.vendor` against the vendor whose device plugin advertises `gpuResource`."""
+    chosen = spec.config.cluster.accelerator.vendor
+    found = vendor_of(spec.gpu_resource)
+    if chosen is None or found.name == "other" or chosen == found.name:
+        return []
+    return [
+        Problem(
+            "cluster.accelerator.vendor",
+            f"`{spec.gpu_resource}` is advertised by the {found.name} device plugin, not {chosen}: the Ray resource, "
+            "the device variable and the driver paths would be the wrong vendor's",
+            f"remove `vendor` (it follows from `gpuResource`: {found.name}), or correct `cluster.gpuResource`",
+            got=chosen,
+        )
+    ]
 
 
 def available_parsers(version: Version) -> list[str]:

@@ -1,7 +1,10 @@
-"""Checks of a model's volumes: host paths only from allowed directories, one mount per path, no platform names."""
+"""Checks of a model's volumes: host paths only from allowed directories (and never the node's runtime),
+one mount per path, nothing mounted over what the platform or the container's system provides, no
+platform names."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from config.errors import Problem, join_path
@@ -10,6 +13,60 @@ from config.spec.platform import PlatformSpec
 
 # Volume names the pod template uses itself.
 RESERVED_VOLUMES = {"dshm": "/dev/shm", "model": "the model weights"}
+# Node directories of the kubelet, the container runtime and the kernel: a pod that mounts one (or
+# a directory holding one) can read other pods' secrets, start containers or change the node.
+RUNTIME_DIRECTORIES = (
+    "/etc",
+    "/run",
+    "/var/run",
+    "/var/lib/kubelet",
+    "/var/lib/containerd",
+    "/var/lib/docker",
+    "/var/lib/containers",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/boot",
+    "/root",
+)
+# Container runtime API sockets (containerd, Docker, CRI-O, k3s, cri-dockerd): whoever can write to one
+# starts privileged containers on the node.
+RUNTIME_SOCKET = re.compile(r"\.sock$")
+# Mount paths that would hide the container's own system; `/dev` and `/` also hide `/dev/shm`.
+SHADOWING_MOUNTS = {
+    "/": "the container's whole file system",
+    "/dev": "the devices and `/dev/shm`",
+    "/proc": "the process file system",
+    "/sys": "the kernel's file system",
+}
+# Files and directories the kubelet mounts into every container.
+KUBELET_MOUNTS = ("/etc/hosts", "/etc/hostname", "/etc/resolv.conf", "/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def _within(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def check_host_paths(spec: PlatformSpec) -> list[Problem]:
+    """`cluster.hostPaths` widened to the node's runtime: every model may then mount it."""
+    problems: list[Problem] = []
+    for index, entry in enumerate(spec.config.cluster.host_paths):
+        entry = entry.rstrip("/")
+        hit = next((d for d in RUNTIME_DIRECTORIES if _within(entry, d) or _within(d, entry)), None)
+        if hit is not None:
+            problems.append(
+                Problem(
+                    join_path("cluster", "hostPaths", index),
+                    f"`{entry}` "
+                    + ("is" if entry == hit else "lies in" if _within(entry, hit) else "holds")
+                    + f" `{hit}`, a directory of the node's kubelet, container runtime or kernel: any model may then "
+                    "mount it, and a pod with it can take over its node",
+                    "allow only the directories that hold weights or drivers, e.g. `/data/models`",
+                    got=entry,
+                    severity="warning",
+                )
+            )
+    return problems
 
 
 def host_path_allowed(path: str, allowed: Iterable[str]) -> bool:
@@ -38,9 +95,33 @@ def check_volumes(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
                     got=host_path,
                 )
             )
+        elif RUNTIME_SOCKET.search(host_path):
+            problems.append(
+                Problem(
+                    where,
+                    f"`{host_path}` is a container runtime socket: a pod that can write to it starts privileged "
+                    "containers on the node and with them takes the node over",
+                    "do not mount runtime sockets into model pods",
+                    got=host_path,
+                )
+            )
+    for name, volume in cfg.volumes.items():
+        if volume.host_path is not None and not volume.read_only:
+            problems.append(
+                Problem(
+                    join_path(path, "volumes", name, "readOnly"),
+                    f"the node's `{volume.host_path}` is mounted writable: the pod can change what the node (and every "
+                    "later pod on it) reads there",
+                    "mount it read-only (`readOnly: true`, the default); write to a PVC or an emptyDir instead",
+                    got=False,
+                    severity="warning",
+                )
+            )
     mounts: dict[str, str] = {"/dev/shm": "the shared-memory volume"}
     if cfg.source.hub is None:
-        mounts[cfg.source.mount_path.rstrip("/")] = "the model weights (`source.mountPath`)"
+        source_mount = cfg.source.mount_path.rstrip("/") or "/"
+        problems += _shadowing(join_path(path, "source", "mountPath"), source_mount, mounts)
+        mounts.setdefault(source_mount, "the model weights (`source.mountPath`)")
     for name, volume in cfg.volumes.items():
         where = join_path(path, "volumes", name)
         if name in RESERVED_VOLUMES:
@@ -48,6 +129,8 @@ def check_volumes(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
                 Problem(where, f"`{name}` is the platform's volume for {RESERVED_VOLUMES[name]}", "choose another name")
             )
         mount = volume.mount_path.rstrip("/") or "/"
+        if mount not in mounts:
+            problems += _shadowing(join_path(where, "mountPath"), mount, mounts)
         if mount in mounts:
             problems.append(
                 Problem(
@@ -60,3 +143,39 @@ def check_volumes(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             )
         mounts.setdefault(mount, f"volume `{name}`")
     return problems
+
+
+def _shadowing(where: str, mount: str, mounts: dict[str, str]) -> list[Problem]:
+    """A mount over what the platform mounts or over the container's own system."""
+    if mount in mounts:
+        return [
+            Problem(
+                where,
+                f"`{mount}` is already the mount path of {mounts[mount]}; two volumes cannot be mounted at one path",
+                "choose another mount path",
+                got=mount,
+            )
+        ]
+    if mount in SHADOWING_MOUNTS:
+        return [
+            Problem(
+                where,
+                f"a volume at `{mount}` hides {SHADOWING_MOUNTS[mount]}, which vLLM and the runtime need",
+                "mount it at a directory of its own, e.g. `/models` or `/opt/<vendor>`",
+                got=mount,
+            )
+        ]
+    hidden = next((f for f in KUBELET_MOUNTS if _within(f, mount) or _within(mount, f)), None)
+    if hidden is not None or mount == "/etc":
+        return [
+            Problem(
+                where,
+                f"a volume at `{mount}` hides "
+                + (f"`{hidden}`, which the kubelet mounts into every container" if hidden else "the image's `/etc`")
+                + " (name resolution, the service-account token, the image's configuration)",
+                "mount it at a directory of its own",
+                got=mount,
+                severity="warning",
+            )
+        ]
+    return []

@@ -24,8 +24,10 @@ Editors that read `# yaml-language-server: $schema=./schema/pulumi-stack.schema.
 line of the example stacks) complete and check these keys as you type.
 
 Stack files are read the way the Pulumi CLI reads them (YAML 1.2 scalars): `yes`, `no`, `on` and
-`off` are strings, so booleans are written `true` and `false`; `017` is the octal number 15 and
-`1:30` is a string. A key written twice in one mapping, or a section written both as `models` and
+`off` are strings, so booleans are written `true` and `false`; `1:30` is a string. A plain number
+with a leading zero (`0600`, `08`) is refused: the CLI reads `0600` as the octal number 384 and `08`
+as 8.0, rarely what a duration, port or count meant; write the number, `0o600` for octal, or quote
+it for text. A key written twice in one mapping, or a section written both as `models` and
 `volcano-platform:models`, is an error. Keys under another namespace that look meant for this
 program (`volcano:cluster`) and `kubernetes:*` keys (the program's Kubernetes provider is built from
 `cluster` and ignores them) are errors too. Numbers with a fraction that `pulumi config set --path`

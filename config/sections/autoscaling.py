@@ -22,9 +22,13 @@ class ActivationTrigger(ConfigModel):
     query must read something that exists without the model's pods (a gateway's request rate)."""
 
     query: Annotated[str, Field(min_length=1)]
-    """PromQL returning one number, e.g. `sum(rate(gateway_requests_total{route="qwen"}[2m]))`."""
+    """PromQL returning one number, e.g. `sum(rate(gateway_requests_total{route="qwen"}[2m]))`.
+    Refused when it reads the model's own `vllm:*` series (none exist at zero replicas; a selector
+    without a `model` matcher reads every model's), or a series the selected models' vLLM release
+    does not export (`vllm:gpu_cache_usage_perc` is gone from 0.11)."""
     threshold: cli_float() = 0.0  # type: ignore[valid-type]
-    """The model wakes when the query's value is above this."""
+    """The model wakes when the query's value is above this. A negative threshold is warned
+    about: a query reading 0 is above it, so the model never scales to zero."""
 
     @field_validator("query")
     @classmethod
@@ -51,7 +55,9 @@ class AutoscalingConfig(ConfigModel):
     min_replicas: Annotated[int, Field(ge=0, le=10_000)] = 1
     """Fewest replicas. `0` lets the model scale to zero (KEDA only; needs `activation`)."""
     max_replicas: Annotated[int, Field(ge=1, le=10_000)]
-    """Most replicas; placement and queue quota checks count this many."""
+    """Most replicas; placement and queue quota checks count this many. For a soft-placed
+    multi-node model, a peak above what fits the leaves (one replica per leaf domain) is warned
+    about here."""
     metric: AutoscalingMetric = "requestsWaiting"
     """vLLM metric to follow: `requestsWaiting` (queued requests), `requestsRunning` (requests in
     the batch) or `kvCacheUsage` (0..1), averaged over the replicas."""
@@ -65,12 +71,14 @@ class AutoscalingConfig(ConfigModel):
     activation: ActivationTrigger | None = None
     """(keda) What wakes the model from zero replicas; required with `minReplicas: 0`."""
     polling_interval_seconds: Annotated[int, Field(ge=5, le=3600)] = 30
-    """(keda) How often KEDA queries Prometheus."""
+    """(keda) How often KEDA queries Prometheus. Shorter than `observability.scrapeIntervalSeconds`
+    is warned about."""
     cooldown_period_seconds: Annotated[int, Field(ge=0, le=86_400)] = 300
-    """(keda) Quiet time before scaling to zero."""
+    """(keda) Quiet time before scaling to zero. `0` with `minReplicas: 0` is warned about: the
+    model would unload at the first quiet poll."""
     scale_down_stabilization_seconds: Annotated[int, Field(ge=0, le=3600)] = 300
     """Scale down only to the highest replica count wanted in this window: loading a model takes
-    minutes, so flapping is expensive."""
+    minutes, so flapping is expensive. `0` is warned about."""
 
     @model_validator(mode="after")
     def _consistent(self) -> AutoscalingConfig:

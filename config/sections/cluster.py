@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AfterValidator, Field, SecretStr
 
 from config.schema.base import ConfigModel, invalid
 from config.schema.names import ChartRepository, ExtendedResourceName, RegistryHost
@@ -20,7 +20,8 @@ class AcceleratorConfig(ConfigModel):
 
     vendor: VendorName | None = None
     """`nvidia`, `amd`, `ascend`, `metax` or `other`. Default: from the domain of `gpuResource`
-    (`nvidia.com`, `amd.com`, `huawei.com`, `metax-tech.com`/`mars-tech.com`), else `other`."""
+    (`nvidia.com`, `amd.com`, `huawei.com`, `metax-tech.com`/`mars-tech.com`), else `other`. A
+    vendor other than the one whose domain `gpuResource` has is refused."""
     ray_resource: str | None = None
     """How multi-node replicas advertise a pod's devices to Ray: `GPU` (`ray start --num-gpus`)
     or a custom resource such as `NPU` (`--resources '{"NPU": N}'`, what vLLM-Ascend schedules
@@ -51,9 +52,9 @@ class MirrorConfig(ConfigModel):
     charts only over OCI) or an `https://` Helm repository. Default for `volcano.repository`
     and `lws.chart`."""
     pull_secret: str | None = None
-    """Entry of `registries` used to pull the platform's images; the program creates it in
-    `volcano-system` and `lws-system`. Default for `volcano.imagePullSecret` and
-    `lws.imagePullSecret`."""
+    """Entry of `registries` used to pull the platform's images (its `server` must be the
+    mirror's registry); the program creates it in `volcano-system` and `lws-system`. Default for
+    `volcano.imagePullSecret` and `lws.imagePullSecret`."""
     chart_credentials: str | None = None
     """Entry of `registries` whose username and password pull the charts from `charts` (Helm
     logs in to the OCI registry or the repository with them; the machine running `pulumi up` needs
@@ -62,6 +63,18 @@ class MirrorConfig(ConfigModel):
     chart_ca_file: str | None = None
     """CA bundle of the charts' registry, a path on the machine that runs `pulumi up`. The
     provider's Release has no plain-HTTP switch: the registry must serve TLS."""
+
+
+def _host_directory(path: str) -> str:
+    if not path.startswith("/") or ".." in path.split("/") or path.rstrip("/") == "":
+        raise invalid(
+            f"`{path}` is not an allowed host directory: it must be absolute, below `/` and without `..`",
+            "list directories such as `/data/models`",
+        )
+    return path
+
+
+HostDirectory = Annotated[str, AfterValidator(_host_directory)]
 
 
 class ClusterConfig(ConfigModel):
@@ -109,17 +122,9 @@ class ClusterConfig(ConfigModel):
     mirror: MirrorConfig = MirrorConfig()
     """Image registry, chart source and pull secret for the platform's own components."""
 
-    host_paths: tuple[str, ...] = ("/mnt", "/data", "/models")
+    host_paths: tuple[HostDirectory, ...] = ("/mnt", "/data", "/models")
     """Node directories models may mount with `hostPath` (and below them), besides the
-    accelerator vendor's driver paths. Anything else, and `/`, is refused."""
-
-    @field_validator("host_paths")
-    @classmethod
-    def _host_paths(cls, paths: tuple[str, ...]) -> tuple[str, ...]:
-        for path in paths:
-            if not path.startswith("/") or ".." in path.split("/") or path.rstrip("/") == "":
-                raise invalid(
-                    f"`{path}` is not an allowed host directory: it must be absolute, below `/` and without `..`",
-                    "list directories such as `/data/models`",
-                )
-        return paths
+    accelerator vendor's driver paths. Anything else, and `/`, is refused (at the entry). An entry
+    that is, holds or lies in a directory of the node's runtime (`/etc`, `/run`, `/var/run`,
+    `/var/lib/kubelet`, `/var/lib/containerd`, `/var/lib/docker`, `/proc`, `/sys`, `/dev`, `/boot`,
+    `/root`) is warned about: a pod that mounts it can take over its node."""

@@ -28,15 +28,16 @@ class LwsConfig(ConfigModel):
     adopt: bool = False
     """LWS was installed by hand as release `lws` in `lws-system`: take over that release and its
     namespace. `pulumi up` imports the release and upgrades it in place to this stack's chart
-    version and values (`helm/lws.yaml`)."""
+    version and values (`helm/lws.yaml`). Refused when the stack does not install LWS."""
     replicas: Annotated[int, Field(ge=1, le=5)] = 1
     """Controller replicas."""
     image_repository: str | None = None
-    """Controller image repository (a mirror of `registry.k8s.io/lws/lws`). Default:
-    `<cluster.mirror.registry>/lws/lws`, else the chart's."""
+    """Controller image repository (a mirror of `registry.k8s.io/lws/lws`), without tag, digest
+    or scheme and in lower case (refused otherwise: the chart appends the tag, and LWS's webhook
+    fails closed). Default: `<cluster.mirror.registry>/lws/lws`, else the chart's."""
     image_pull_secret: str | None = None
     """Entry of `registries` to pull the controller image with; the program creates the Secret
-    in `lws-system`. Default: `cluster.mirror.pullSecret`."""
+    in `lws-system`. Its `server` must be the image's registry. Default: `cluster.mirror.pullSecret`."""
     chart_credentials: str | None = None
     """Entry of `registries` whose username and password pull the chart (a private Harbor
     project, a Helm repository behind basic auth). Default: `cluster.mirror.chartCredentials` for

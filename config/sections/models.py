@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, WithJsonSchema, field_validator, model_validator
+from pydantic import AfterValidator, Field, PlainValidator, WithJsonSchema, field_validator, model_validator
 
 from config.schema.base import ConfigModel, by_shape, cli_float, invalid
 from config.schema.names import (
@@ -20,7 +20,6 @@ from config.schema.names import (
     ImageReference,
     LabelKey,
     LabelValue,
-    RegistryHost,
     dns_1035_problem,
 )
 from config.schema.quantity import Quantity
@@ -28,6 +27,25 @@ from config.sections.autoscaling import AutoscalingConfig
 from config.sections.volcano import Toleration
 
 Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+def path_problem(path: str) -> str | None:
+    """Absolute, and no `..` component (which could climb out of an allowed directory)."""
+    if not path.startswith("/"):
+        return "is not absolute"
+    if ".." in path.split("/"):
+        return "contains `..`"
+    return None
+
+
+def _absolute(path: str) -> str:
+    if problem := path_problem(path):
+        raise invalid(f"`{path}` {problem}", "write an absolute path without `..`, e.g. `/data/models`")
+    return path
+
+
+AbsolutePath = Annotated[str, AfterValidator(_absolute)]
+"""A path reported at its own key when it is relative or climbs with `..`."""
 
 
 class NfsVolume(ConfigModel):
@@ -43,7 +61,7 @@ class PvcVolume(ConfigModel):
 
 
 class HostPathVolume(ConfigModel):
-    path: str
+    path: AbsolutePath
     """Directory on the node (models pre-staged on local disks)."""
 
 
@@ -65,8 +83,9 @@ class ModelSource(ConfigModel):
     """Directory on every node holding the weights."""
     hub: HubSource | None = None
     """Download from the Hugging Face hub at startup (no volume)."""
-    mount_path: str = "/models"
-    """Where the volume is mounted in the containers (read-only)."""
+    mount_path: AbsolutePath = "/models"
+    """Where the volume is mounted in the containers (read-only). Not `/dev/shm` (the platform's
+    shared memory), `/`, `/dev`, `/proc` or `/sys`."""
     model: str | None = None
     """Model directory relative to `mountPath` (volume sources)."""
 
@@ -89,13 +108,6 @@ class ModelSource(ConfigModel):
                 "remove `model`, or choose a volume source (nfs, pvc, hostPath)",
             )
         return self
-
-    @field_validator("mount_path")
-    @classmethod
-    def _absolute_mount(cls, value: str) -> str:
-        if problem := path_problem(value):
-            raise invalid(f"mountPath `{value}` {problem}", "use an absolute path such as `/models`")
-        return value
 
     @property
     def model_path(self) -> str:
@@ -138,7 +150,8 @@ class EngineConfig(ConfigModel):
     hf_overrides: dict[str, Any] = {}
     """Further Hugging Face config overrides (`--hf-overrides`)."""
     extra_args: tuple[str, ...] = ()
-    """Further `vllm serve` arguments, verbatim."""
+    """Further `vllm serve` arguments, verbatim, one token per item: `"--max-num-seqs 128"` in one
+    item is refused (vLLM exits at start); write `--max-num-seqs=128` or two items."""
 
 
 class ModelResources(ConfigModel):
@@ -159,13 +172,16 @@ class ModelResources(ConfigModel):
 class ExtraVolume(ConfigModel):
     """A further volume in the model's pods, e.g. a vendor driver directory; exactly one source."""
 
-    mount_path: str
-    """Absolute path in the containers."""
+    mount_path: AbsolutePath
+    """Absolute path in the containers. Refused where the platform mounts something (`/dev/shm`,
+    the weights' `source.mountPath`) or where it would hide the container's own system (`/`,
+    `/dev`, `/proc`, `/sys`); warned about over `/etc` and the service-account token directory."""
     read_only: bool = True
-    """Mount read-only."""
-    host_path: str | None = None
+    """Mount read-only. A writable `hostPath` is warned about: the pod can change the node."""
+    host_path: AbsolutePath | None = None
     """Directory or file on the node; must be under `cluster.hostPaths` or the accelerator
-    vendor's driver paths."""
+    vendor's driver paths. A relative path or `..` is reported here. A container runtime socket
+    (`containerd.sock`, `docker.sock`, `crio.sock`...) is refused: it gives the pod the node."""
     config_map: DnsSubdomain | None = None
     """ConfigMap in the model's namespace."""
     pvc: DnsSubdomain | None = None
@@ -180,19 +196,7 @@ class ExtraVolume(ConfigModel):
                 + (f" (found {', '.join(given)})" if given else ""),
                 "give the volume one source",
             )
-        for what, path in (("mountPath", self.mount_path), ("hostPath", self.host_path)):
-            if path is not None and (problem := path_problem(path)):
-                raise invalid(f"{what} `{path}` {problem}", "write an absolute path without `..`")
         return self
-
-
-def path_problem(path: str) -> str | None:
-    """Absolute, and no `..` component (which could climb out of an allowed directory)."""
-    if not path.startswith("/"):
-        return "is not absolute"
-    if ".." in path.split("/"):
-        return "contains `..`"
-    return None
 
 
 class SecretRef(ConfigModel):
@@ -286,14 +290,17 @@ class ModelConfig(ConfigModel):
     namespace: DnsLabel | None = None
     """Namespace (one of the tenant's). Default: the tenant's first namespace."""
     image: ImageReference
-    """vLLM image, with a tag or digest."""
+    """vLLM image, with a tag or digest. Refused when its name says it is built for another
+    accelerator than the model's (a CUDA `vllm-openai` on Ascend or AMD, a ROCm or Ascend build
+    elsewhere), or when its registry port is outside 1-65535."""
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = "IfNotPresent"
     """Image pull policy of the containers."""
     image_pull_secrets: tuple[str, ...] = ()
-    """Entries of `registries` to pull the image with."""
+    """Entries of `registries` to pull the image with; an entry whose `server` is neither the
+    image's registry nor `cluster.mirror.registry` is refused (the kubelet would never use it)."""
     vllm_version: Annotated[str, Field(pattern=r"^v?\d+\.\d+(\.\d+)?$")] | None = None
     """vLLM version in the image, for flag checks. Default: read from the image tag when it
-    starts with a version, else the current release."""
+    starts with a version, else the current release. Refused when the tag names another release."""
     source: ModelSource
     served_model_name: str | None = None
     """`--served-model-name`. Default: the model key."""
@@ -304,7 +311,9 @@ class ModelConfig(ConfigModel):
     port: Port = 8000
     """HTTP port of the OpenAI-compatible server."""
     env: dict[EnvName, EnvValue] = {}
-    """Environment variables: plain strings, `{secret: <name>}` or `{fieldPath: ...}`."""
+    """Environment variables: plain strings, `{secret: <name>}` or `{fieldPath: ...}`. A workload
+    estimated above 1.5 MiB (etcd's default request limit; env, args, labels, annotations) is
+    refused at its largest part: the API server could not store it."""
     resources: ModelResources
     networks: tuple[NetworkAttachment, ...] = ()
     """Secondary networks (Multus), e.g. RDMA NICs."""
@@ -349,7 +358,8 @@ class ModelConfig(ConfigModel):
     instead of creating: `workload` (its Deployment or LeaderWorkerSet), `service`, `podGroup`.
     `pulumi up` imports them and updates what differs in place; fields that cannot change (a
     Deployment's selector) must already match, or the object must be recreated (`preflight`
-    lists both)."""
+    lists both). `podGroup` is refused where the platform makes none (single-node models, LWS
+    gang scheduling, zero replicas)."""
     labels: dict[LabelKey, LabelValue] = {}
     """Extra labels on the workload and its pods."""
     annotations: dict[LabelKey, str] = {}
@@ -394,14 +404,3 @@ class ModelConfig(ConfigModel):
     @property
     def pipeline_parallel(self) -> int:
         return self.engine.pipeline_parallel_size or self.nodes_per_replica
-
-
-class RegistryCredential(ConfigModel):
-    """Credentials for a private registry; becomes a `kubernetes.io/dockerconfigjson` Secret."""
-
-    server: RegistryHost
-    """Registry host, e.g. `10.8.17.100:60066` (no scheme)."""
-    username: str
-    """User name (or token name) to log in with."""
-    password_secret: str
-    """Entry of `secrets` holding the password or token."""

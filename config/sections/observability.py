@@ -8,14 +8,18 @@ installs that differ.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from config.schema.base import ConfigModel, cli_float
+from config.schema.base import ConfigModel, cli_float, invalid
 from config.schema.names import DnsLabel, HttpUrl, LabelKey, LabelValue
 
 KPS_RELEASE = "kube-prometheus-stack"
+# Helm's release names (helm/helm v3 pkg/chartutil/validate_name.go, `ValidateReleaseName`): a
+# DNS-1123 subdomain of at most 53 characters (`releaseNameMaxLen`).
+_HELM_RELEASE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 class AlertsConfig(ConfigModel):
@@ -23,7 +27,10 @@ class AlertsConfig(ConfigModel):
     condition must hold before the alert fires."""
 
     enabled: bool = True
-    """Render the PrometheusRule."""
+    """Render the PrometheusRule. Any other alert setting with `enabled: false` or with
+    `observability.enabled` off is refused: it would change nothing. A duration shorter than two
+    scrape intervals (`observability.scrapeIntervalSeconds`) is warned about: the alert then fires
+    on one missed scrape."""
     no_ready_replica_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
     """A model that should run has no ready replica."""
     metrics_down_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
@@ -43,7 +50,9 @@ class AlertsConfig(ConfigModel):
     scheduler_down_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
     """The Volcano scheduler or controller is not scraped as up."""
     labels: dict[LabelKey, LabelValue] = {}
-    """Extra labels on every alert (e.g. `team: gpu-platform` for routing)."""
+    """Extra labels on every alert (e.g. `team: gpu-platform` for routing). `severity` (and
+    `alertname`, `load_budget`) are set by each alert and warned about here: Alertmanager routes
+    pages on `severity`, and one value for every alert would stop critical alerts paging."""
     runbook_url: HttpUrl | None = None
     """Base URL of the runbooks; each alert gets `<base>#<alert name in lower case>` as its
     `runbook_url` annotation (the `runbook` annotation always says what to do)."""
@@ -70,10 +79,13 @@ class ObservabilityConfig(ConfigModel):
     """Render monitors, alerts and the dashboard. Needs prometheus-operator's CRDs on the
     cluster (kube-prometheus-stack installs them)."""
     namespace: DnsLabel = "monitoring"
-    """Namespace of kube-prometheus-stack (Prometheus, Grafana)."""
+    """Namespace of kube-prometheus-stack (Prometheus, Grafana). A tenant that lists it (or the
+    dashboard's namespace) among its namespaces is refused: the tenant would own the monitoring
+    stack."""
     release: Annotated[str, Field(min_length=1, max_length=53)] = KPS_RELEASE
     """Helm release name of kube-prometheus-stack: the default selector label and Prometheus URL
-    follow from it."""
+    follow from it. Refused unless it is a name Helm accepts (lower-case DNS subdomain, at most
+    53 characters): the URL KEDA queries would name no Service."""
     selector_labels: dict[LabelKey, LabelValue] | None = None
     """Labels on monitors and rules that Prometheus selects them by. Default:
     `{release: <release>}`."""
@@ -81,11 +93,24 @@ class ObservabilityConfig(ConfigModel):
     """URL of Prometheus' HTTP API, for KEDA. Default: the Service kube-prometheus-stack creates,
     `http://<fullname>-prometheus.<namespace>:9090`."""
     scrape_interval_seconds: Annotated[int, Field(ge=5, le=600)] = 30
-    """How often model and scheduler metrics are scraped."""
+    """How often model and scheduler metrics are scraped. Longer than a model's
+    `autoscaling.pollingIntervalSeconds` is warned about (KEDA reads the same sample again)."""
     volcano: bool = True
     """Scrape the Volcano scheduler and controller."""
     alerts: AlertsConfig = AlertsConfig()
     dashboard: DashboardConfig = DashboardConfig()
+
+    @field_validator("release")
+    @classmethod
+    def _release(cls, value: str) -> str:
+        if not _HELM_RELEASE.match(value):
+            raise invalid(
+                f"`{value}` is not a Helm release name (lower-case letters, digits, '-' and '.', starting and "
+                "ending with a letter or digit), so no such release exists and the Prometheus URL KEDA queries "
+                "names no Service",
+                "write the release as `helm list -n <namespace>` shows it, e.g. `kube-prometheus-stack`",
+            )
+        return value
 
     @property
     def labels(self) -> dict[str, str]:

@@ -11,9 +11,10 @@ from config.schema.names import ModelName, PriorityClassName, SecretName, Tenant
 from config.sections.cluster import ClusterConfig
 from config.sections.include import IncludeConfig
 from config.sections.lws import LwsConfig
-from config.sections.models import ModelConfig, RegistryCredential
+from config.sections.models import ModelConfig
 from config.sections.observability import ObservabilityConfig
 from config.sections.priority import PriorityClassConfig
+from config.sections.registries import RegistryCredential
 from config.sections.tenants import DefaultQueuePatch, TenantConfig
 from config.sections.topology import TopologyConfig
 from config.sections.volcano import VolcanoConfig
@@ -42,7 +43,8 @@ class StackConfig(ConfigModel):
     values once. Any key of a model; a model's own settings win. Mappings (env, labels, resources,
     engine, volumes...) merge key by key; `tolerations`, `imagePullSecrets` and `networks` are
     joined (a model's entry replaces a default entry for the same toleration, registry or network
-    name); every other list (`extraArgs`, `capabilities`) is replaced whole."""
+    name); every other list (`extraArgs`, `capabilities`) is replaced whole. A problem with a value
+    written here is reported once, at `modelDefaults.<key>`, naming the models that inherit it."""
     models: dict[ModelName, ModelConfig] = {}
     """Served models keyed by workload name."""
     observability: ObservabilityConfig = ObservabilityConfig()

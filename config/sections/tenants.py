@@ -42,7 +42,8 @@ class TenantConfig(ConfigModel):
 
     namespaces: tuple[DnsLabel, ...] | None = None
     """Namespaces the tenant's workloads run in. Default: one named after the tenant. An empty
-    list makes the tenant a pure grouping queue (a parent of other tenants)."""
+    list makes the tenant a pure grouping queue (a parent of other tenants). The cluster's, the
+    platform's and (with observability on) the monitoring namespaces are refused."""
     queue: QueueConfig = QueueConfig()
     """The tenant's Volcano queue."""
     labels: dict[LabelKey, LabelValue] = {}
@@ -51,7 +52,7 @@ class TenantConfig(ConfigModel):
     """Objects that already exist (made by hand, e.g. with kubectl) and that the stack takes over
     instead of creating: `namespaces`, `queue`. `pulumi up` imports them, then updates in place
     the fields that differ from what the stack sets (`preflight` lists them); nothing is
-    recreated."""
+    recreated. `namespaces` is refused for a tenant without namespaces."""
     retain_namespaces: bool = True
     """Keep the namespaces on the cluster when the tenant (or one of its namespaces) is removed
     from the stack: they hold workloads, volumes and secrets the stack does not manage. `false`

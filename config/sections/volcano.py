@@ -130,10 +130,13 @@ class SchedulerConfig(ConfigModel):
     """How preemption and reclaim pick victims: `gang` (`gangpreempt`, `gangreclaim`, Volcano >=
     1.15: whole sub-groups, i.e. whole LWS groups, inside one HyperNode), `pod` (the legacy
     `preempt`, `reclaim`: pod by pod, only for jobs short of their minimum). `auto`: `gang` when a
-    multi-node model exists and Volcano is >= 1.15, else `pod`."""
+    multi-node model exists and Volcano is >= 1.15, else `pod`. `pod` (or legacy `actions`) with a
+    multi-node model is warned about: one evicted pod restarts its whole LWS group. `gang` with the
+    `gang` plugin off is refused."""
     actions: tuple[str, ...] | None = None
     """Actions, run in order each cycle. Default: `enqueue, allocate, <preempt>, <reclaim>,
-    backfill`, with the preempt and reclaim actions of `eviction`."""
+    backfill`, with the preempt and reclaim actions of `eviction`. A list without `enqueue` is
+    refused: allocate then moves every PodGroup to Inqueue unchecked against its queue."""
     queue_plugin: Literal["capacity", "proportion"] = "capacity"
     """Queue-sharing plugin: `capacity` (deserved/capability/guarantee, hierarchy) or
     `proportion` (weights; ignores deserved and parent). Never both."""
@@ -185,14 +188,16 @@ class VolcanoConfig(ConfigModel):
     if it were uninstalled, delete every Queue and PodGroup. `pulumi up` imports the release and
     upgrades it in place to this stack's chart version and values (`helm/volcano.yaml`)."""
     image_registry: RegistryHost | None = None
-    """Registry the Volcano images are pulled from (host[:port][/path], no scheme). Default:
+    """Registry the Volcano images are pulled from (host[:port][/path], no scheme; a port is
+    1-65535, and a rendered image name is at most 255 characters). Default:
     `cluster.mirror.registry`, else the chart's (`docker.io`)."""
     image_tag: str | None = None
-    """Image tag of all Volcano components. Default: the chart's, except where a patch release
-    fixes a scheduling bug of the chart's images (chart 1.15.0 runs `v1.15.1`)."""
+    """Image tag of all Volcano components: the tag alone (`[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`,
+    else refused: the admission webhook fails closed). Default: the chart's, except where a patch
+    release fixes a scheduling bug of the chart's images (chart 1.15.0 runs `v1.15.1`)."""
     image_pull_secret: str | None = None
     """Entry of `registries` to pull the Volcano images with; the program creates the Secret in
-    `volcano-system`. Default: `cluster.mirror.pullSecret`."""
+    `volcano-system`. Its `server` must be the images' registry. Default: `cluster.mirror.pullSecret`."""
     chart_credentials: str | None = None
     """Entry of `registries` whose username and password pull the chart (a private Harbor
     project, a Helm repository behind basic auth). Default: `cluster.mirror.chartCredentials` for

@@ -51,6 +51,9 @@ _GO_INT = re.compile(r"^([+-]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*
 _GO_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 _DOT_FLOAT = re.compile(r"^\.[0-9]+([eE][-+]?[0-9]+)?$")
 _INT64 = 2**63
+# A plain number with a leading zero: go-yaml reads `0600` as octal 384 and `08` as the float 8, rarely
+# what the writer of a duration, a port or a count meant.
+_LEADING_ZERO = re.compile(r"^[+-]?0[0-9_]*[0-9]$")
 
 
 def _go_int(plain: str) -> int | None:
@@ -309,6 +312,8 @@ def _scan(text: str, display: Any) -> Iterator[Problem]:
             stack.append(_Frame(path, isinstance(event, yaml.MappingStartEvent), event.anchor, line))
             total += 1
             continue
+        if isinstance(event, yaml.ScalarEvent) and not event.style and _LEADING_ZERO.match(event.value):
+            yield _leading_zero(display(path), event.value, line)
         if isinstance(event, yaml.ScalarEvent) and event.anchor:
             anchors[event.anchor] = 1
         total += size
@@ -320,6 +325,22 @@ def _scan(text: str, display: Any) -> Iterator[Problem]:
             )
             return
         finished(size)
+
+
+def _leading_zero(where: str, text: str, line: int) -> Problem:
+    read = resolve_scalar(text)[1]
+    digits = text.lstrip("+-").replace("_", "").lstrip("0") or "0"
+    octal = isinstance(read, int)
+    spellings = [f"`{int(read)}` for the number the CLI reads"]
+    if octal:
+        spellings.append(f"`{'-' if text.startswith('-') else ''}0o{digits}` to keep it octal")
+    spellings.append(f'`"{text}"` (quoted) for text')
+    return Problem(
+        where,
+        f"`{text}` (line {line}) has a leading zero, so the Pulumi CLI reads it as {read!r}"
+        + (" (octal)" if octal else ""),
+        "write " + ", ".join(spellings[:-1]) + " or " + spellings[-1],
+    )
 
 
 def _mark_line(error: yaml.YAMLError) -> str:

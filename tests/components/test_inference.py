@@ -253,8 +253,11 @@ def test_extra_volumes_are_mounted(render_raw: Any) -> None:
             "chat-templates": {"configMap": "templates", "mountPath": "/templates"},
             "cache": {"pvc": "vllm-cache", "mountPath": "/root/.cache", "readOnly": False},
         },
-        accelerator={"vendor": "ascend"},
+        gpuResource="huawei.com/Ascend910",
     )
+    # Ascend NPUs throughout (quotas and requests), running vLLM-Ascend: a MetaX build is refused there.
+    raw = json.loads(json.dumps(raw).replace("mars-tech.com/gpu", "huawei.com/Ascend910"))
+    raw["modelDefaults"]["image"] = "10.8.17.100:60066/ascend/vllm-ascend:v0.11.0rc1"
     template = render_raw(raw).rendered.find("Deployment", DEPLOY_MODEL, "a01").manifest["spec"]["template"]
     volumes = {v["name"]: v for v in template["spec"]["volumes"]}
     assert volumes["ascend-driver"] == {"name": "ascend-driver", "hostPath": {"path": "/usr/local/Ascend/driver"}}

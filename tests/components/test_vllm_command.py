@@ -32,6 +32,11 @@ def test_generated_command_lines_have_no_flag_current_vllm_rejects(stack: str, c
                 assert flag not in argv or model.vllm_version < since, f"{workload.name}: {flag}"
 
 
+def _image_of(version: str) -> str:
+    """The example cluster's vLLM build at another release (the tag names the release)."""
+    return f"10.8.17.100:60066/mars/vllm-mars:{version}-hpcc.ai3.3.0.12-torch2.6-py312-ubuntu22.04-amd64-20251224"
+
+
 def test_leader_and_worker_scripts_are_valid_shell(committed_render: Any) -> None:
     lws = committed_render("aicloud-a").rendered.find("LeaderWorkerSet", LWS_MODEL, "a01").manifest
     for role in ("leaderTemplate", "workerTemplate"):
@@ -53,7 +58,7 @@ def test_the_engine_ready_timeout_is_raised_only_where_vllm_reads_it(committed_r
     assert "VLLM_ENGINE_READY_TIMEOUT_S" not in env_of(container_of(deployment["spec"]["template"]))
     warning = next(w for w in example.spec.warnings if w.path == f"models.{DEPLOY_MODEL}.startup.loadTimeoutSeconds")
     assert "waits at most 600 s" in warning.message and "vLLM >= 0.14.0" in warning.fix
-    newer = render_raw(mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(vllmVersion="0.14.0")))
+    newer = render_raw(mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(image=_image_of("0.14.0"))))
     template = newer.rendered.find("Deployment", DEPLOY_MODEL, "a01").manifest["spec"]["template"]
     assert env_of(container_of(template))["VLLM_ENGINE_READY_TIMEOUT_S"] == "900"
     assert not [w for w in newer.spec.warnings if w.path == f"models.{DEPLOY_MODEL}.startup.loadTimeoutSeconds"]
@@ -78,7 +83,7 @@ def test_rope_scaling_takes_the_form_the_images_vllm_reads(
 ) -> None:
     def change(raw: dict[str, Any]) -> None:
         model = raw["models"][DEPLOY_MODEL]
-        model["vllmVersion"] = version
+        model["image"] = _image_of(version)
         if max_model_len:
             model.setdefault("engine", {})["maxModelLen"] = max_model_len
 

@@ -215,9 +215,9 @@ def test_every_values_key_exists_in_the_upstream_chart(stack: str) -> None:
     raw = mutate(
         stack_raw(stack),
         lambda r: r.setdefault("volcano", {}).update(
-            imageRegistry="r",
+            imageRegistry="r.example.com",
             imageTag="t",
-            imagePullSecret="mars-registry",
+            imagePullSecret="volcano-pull",
             replicas={"scheduler": 2},
             resources={
                 "scheduler": {"requests": {"cpu": 1}},
@@ -228,7 +228,8 @@ def test_every_values_key_exists_in_the_upstream_chart(stack: str) -> None:
             tolerations=[{"key": "k", "operator": "Exists"}],
         ),
     )
-    raw.setdefault("registries", {})["mars-registry"] = {"server": "r", "username": "u", "passwordSecret": "pw"}
+    pull = {"server": "r.example.com", "username": "u", "passwordSecret": "pw"}
+    raw.setdefault("registries", {})["volcano-pull"] = pull
     raw.setdefault("secrets", {})["pw"] = "[secret]"
     values = volcano_values(load(raw))
     version = load(raw).config.volcano.version

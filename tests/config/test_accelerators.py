@@ -18,8 +18,10 @@ LWS_MODEL = "qwen2-72b-tenanta"
 
 
 def _ascend(raw: dict[str, Any]) -> dict[str, Any]:
-    """The example cluster with Ascend NPUs instead of its vendor GPUs."""
+    """The example cluster with Ascend NPUs instead of its vendor GPUs, running vLLM-Ascend (a MetaX
+    build on Ascend nodes is refused)."""
     result: dict[str, Any] = json.loads(json.dumps(raw).replace("mars-tech.com/gpu", "huawei.com/Ascend910"))
+    result["modelDefaults"]["image"] = "10.8.17.100:60066/ascend/vllm-ascend:v0.11.0rc1"
     return result
 
 
@@ -87,9 +89,10 @@ def _amd(raw: dict[str, Any], env: dict[str, str] | None = None, version: str = 
     """The example cluster on AMD GPUs, the multi-node model on `version` with `env` (the seed's
     vendor variables dropped)."""
     result: dict[str, Any] = json.loads(json.dumps(raw).replace("mars-tech.com/gpu", "amd.com/gpu"))
+    result["modelDefaults"]["image"] = "10.8.17.100:60066/rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210"
     model = result["models"][LWS_MODEL]
     model["env"] = dict(env or {})
-    model["vllmVersion"] = version
+    model["image"] = f"10.8.17.100:60066/rocm/vllm:rocm7.0.0_vllm_{version}_20251210"  # a ROCm build of `version`
     return result
 
 

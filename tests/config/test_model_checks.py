@@ -84,7 +84,8 @@ def test_env_the_platform_sets_is_reserved_only_where_it_sets_it() -> None:
 
 
 def test_rope_scaling_without_theta_is_refused_on_transformers_v5_images() -> None:
-    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(vllmVersion="0.33.0"))
+    image = "10.8.17.100:60066/mars/vllm-mars:0.33.0-hpcc"  # a vLLM 0.33.0 build (transformers 5)
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(image=image))
     del raw["models"][DEPLOY_MODEL]["engine"]["ropeTheta"]
     assert paths_of(raw) == [f"models.{DEPLOY_MODEL}.engine.ropeTheta"]
     raw["models"][DEPLOY_MODEL]["engine"] = {"hfOverrides": {"rope_scaling": {"rope_type": "yarn", "factor": 2.0}}}
@@ -194,8 +195,8 @@ def test_tool_call_parsers_must_exist_and_match_the_model_family() -> None:
         ({"hostPath": "/", "mountPath": "/host"}, "volumes.v.hostPath"),
         ({"hostPath": "/etc/kubernetes", "mountPath": "/k"}, "volumes.v.hostPath"),
         ({"hostPath": "/usr/local/Ascend/driver", "mountPath": "/d"}, "volumes.v.hostPath"),  # not an Ascend cluster
-        ({"hostPath": "/data/../etc", "mountPath": "/d"}, "volumes.v"),
-        ({"hostPath": "/data/x", "mountPath": "relative"}, "volumes.v"),
+        ({"hostPath": "/data/../etc", "mountPath": "/d"}, "volumes.v.hostPath"),
+        ({"hostPath": "/data/x", "mountPath": "relative"}, "volumes.v.mountPath"),
         ({"hostPath": "/data/x", "pvc": "p", "mountPath": "/d"}, "volumes.v"),
         ({"configMap": "c", "mountPath": "/dev/shm"}, "volumes.v.mountPath"),
         ({"configMap": "c", "mountPath": "/workspace/model"}, "volumes.v.mountPath"),

@@ -4,6 +4,7 @@ YAML gets wrong is a config error at its key path, never silently resolved."""
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,37 @@ DEV = (PROJECT_DIR / "Pulumi.dev.yaml").read_text()
 def test_scalars_resolve_as_the_pulumi_cli_resolves_them(text: str, expected: Any) -> None:
     value = resolve_scalar(text)[1]
     assert value == expected and type(value) is type(expected)
-    assert read_yaml(f"v: {text}\n".encode())["v"] == expected
+    if re.fullmatch(r"[+-]?0[0-9_]*[0-9]", text):  # read as the CLI reads it, then refused (below)
+        with pytest.raises(StackYamlError):
+            read_yaml(f"v: {text}\n".encode())
+    else:
+        assert read_yaml(f"v: {text}\n".encode())["v"] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "fix"),
+    [
+        ("0600", "reads it as 384 (octal)", '`384` for the number the CLI reads, `0o600` to keep it octal or `"0600"`'),
+        ("08", "reads it as 8.0", '`8` for the number the CLI reads or `"08"` (quoted) for text'),
+        ("-017", "reads it as -15 (octal)", "`-0o17` to keep it octal"),
+    ],
+)
+def test_numbers_with_a_leading_zero_are_refused_at_their_key(text: str, message: str, fix: str) -> None:
+    with pytest.raises(StackYamlError) as caught:
+        read_yaml(f"models:\n  m:\n    startup: {{loadTimeoutSeconds: {text}}}\n".encode())
+    (problem,) = caught.value.problems
+    assert problem.path == "models.m.startup.loadTimeoutSeconds"
+    assert message in problem.message and fix in problem.fix
+
+
+def test_zero_quoted_numbers_and_octal_prefixes_are_not_leading_zeros() -> None:
+    assert read_yaml(b"a: 0\nb: '0600'\nc: 0o600\nd: 0.5\ne: 0x1F\n") == {
+        "a": 0,
+        "b": "0600",
+        "c": 384,
+        "d": 0.5,
+        "e": 31,
+    }
 
 
 def test_special_floats_and_quoted_scalars() -> None:

@@ -1,0 +1,86 @@
+"""Guardrails that the stack-file corpus cannot reach, and the facts the new rules share with
+other layers: the rendered-object cap (a workload over etcd's request limit needs a config larger
+than the CLI hands over, so only included files or the engine's own path reach it), pull-secret
+matching, image builds and the model label of the monitors."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.observability.monitors import MODEL_METRIC_LABEL
+from config.checks.credentials import server_matches
+from config.checks.models import MAX_OBJECT_BYTES
+from config.checks.observability import MODEL_LABEL
+from config.checks.vllm import image_build
+from tests.components.helpers import DEPLOY_MODEL, LWS_MODEL, SEED
+from tests.conftest import load, mutate, paths_of, problems_of
+
+BLOB = "x" * 8192
+
+
+def test_the_activation_check_reads_the_label_the_monitors_set() -> None:
+    assert MODEL_LABEL == MODEL_METRIC_LABEL
+
+
+def test_the_object_cap_is_etcds_default_request_limit() -> None:
+    assert MAX_OBJECT_BYTES == 1_572_864  # etcd --max-request-bytes default, 1.5 MiB
+
+
+def test_a_workload_over_the_object_cap_is_refused_at_its_largest_part() -> None:
+    env = {f"BLOB_{i:03d}": BLOB for i in range(200)}
+    raw = mutate(SEED, lambda r: r["models"][DEPLOY_MODEL].update(env=env))
+    problems = [p for p in problems_of(raw) if p.path == f"models.{DEPLOY_MODEL}.env"]
+    assert problems and "1.5 MiB" in problems[0].message
+
+
+def test_an_lws_counts_both_templates() -> None:
+    # 100 x 8 KiB is under the cap once, over it twice (leader and worker templates).
+    env = {f"BLOB_{i:03d}": BLOB for i in range(100)}
+    assert f"models.{LWS_MODEL}.env" in paths_of(mutate(SEED, lambda r: r["models"][LWS_MODEL]["env"].update(env)))
+    load(mutate(SEED, lambda r: r["models"][DEPLOY_MODEL]["env"].update(env)))
+
+
+def test_an_inherited_oversized_env_is_reported_once_at_model_defaults() -> None:
+    env = {f"BLOB_{i:03d}": BLOB for i in range(200)}
+    raw = mutate(SEED, lambda r: r["modelDefaults"].update(env=env))
+    for model in raw["models"].values():
+        model.pop("env", None)
+    problems = [p for p in problems_of(raw) if p.path.endswith(".env") or p.path == "modelDefaults.env"]
+    assert [p.path for p in problems] == ["modelDefaults.env"]
+    assert "inherited by" in problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("server", "image", "used"),
+    [
+        ("10.8.17.100:60066", "10.8.17.100:60066/mars/vllm:1", True),
+        ("10.8.17.100:60066", "10.8.17.100:60067/mars/vllm:1", False),
+        ("harbor.example.com/team", "harbor.example.com/team/vllm:1", True),
+        ("harbor.example.com/team", "harbor.example.com/teams/vllm:1", False),
+        ("docker.io", "vllm/vllm-openai:v0.33.0", True),
+        ("index.docker.io", "ubuntu:24.04", True),
+        ("Harbor.Example.com", "harbor.example.com/x/y:1", True),
+        ("quay.io", "vllm/vllm-openai:v0.33.0", False),
+    ],
+)
+def test_pull_secrets_match_as_the_kubelet_matches_them(server: str, image: str, used: bool) -> None:
+    assert server_matches(server, image) is used
+
+
+@pytest.mark.parametrize(
+    ("image", "vendors"),
+    [
+        ("vllm/vllm-openai:v0.33.0", {"nvidia", "metax"}),
+        ("harbor.example.com/mirror/vllm:v0.19.0-cu130", {"nvidia", "metax"}),
+        ("rocm/vllm:rocm7.0.0_vllm_0.11.2_20251210", {"amd"}),
+        ("quay.io/ascend/vllm-ascend:v0.11.0rc1", {"ascend"}),
+        ("10.8.17.100:60066/mars/vllm-mars:0.11.0-hpcc", {"metax"}),
+    ],
+)
+def test_image_builds_are_read_from_the_name(image: str, vendors: set[str]) -> None:
+    found = image_build(image)
+    assert found is not None and found[1] == vendors
+
+
+def test_an_image_whose_name_says_nothing_is_not_judged() -> None:
+    assert image_build("registry.local/inference/server:2025.1") is None
