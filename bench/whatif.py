@@ -3,7 +3,8 @@ benchmark stack (1,000 models), read and answered as `volcano-platform whatif --
 
     .venv/bin/python bench/whatif.py [--repeat 3] [--results bench/results.md]
 
-The dump is synthetic: the stack's nodes with 8 GPUs, 64 cores and 1 TiB each, and per tenant
+The dump is synthetic: the stack's nodes with their GPUs, the stack's extended resources, 64 cores
+and 1 TiB each, and per tenant
 queue PodGroups of 25 one-GPU pods already running, five pods to a node, so a third of the GPUs
 are busy and every model has to be placed around them.
 """
@@ -28,13 +29,15 @@ from live.cluster_state import read_file
 from offline.render import render_stack
 from whatif.predict import predict
 
-POD_GROUPS, PODS_PER_GROUP, PODS_PER_NODE = 2000, 25, 5
+PODS_PER_GROUP, PODS_PER_NODE = 25, 5
+"""A PodGroup per five nodes: 2,000 PodGroups and 50,000 pods at 10,000 nodes."""
 
 
 def dump(spec: Any) -> dict[str, Any]:
     topology = spec.topology
     items: list[dict[str, Any]] = []
     nodes = sorted(topology.node_leaf)
+    devices = dict.fromkeys(spec.config.cluster.extended_resources, "8")  # e.g. the RDMA HCAs
     for name in nodes:
         items.append(
             {
@@ -42,13 +45,19 @@ def dump(spec: Any) -> dict[str, Any]:
                 "kind": "Node",
                 "metadata": {"name": name, "labels": topology.labels_of(name)},
                 "status": {
-                    "allocatable": {"cpu": "64", "memory": "1Ti", "pods": "110", GPU: str(topology.node_gpus[name])}
+                    "allocatable": {
+                        "cpu": "64",
+                        "memory": "1Ti",
+                        "pods": "110",
+                        GPU: str(topology.node_gpus[name]),
+                        **devices,
+                    }
                 },
             }
         )
     queues = [t.queue_name for t in spec.tenants.values() if t.leaf]
     slot = 0
-    for group in range(POD_GROUPS):
+    for group in range(len(nodes) // PODS_PER_NODE):
         queue = queues[group % len(queues)]
         name = f"batch-{group}"
         requests = {"cpu": "1", "memory": "8Gi", GPU: "1"}
@@ -83,10 +92,12 @@ def dump(spec: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--size", default="huge", choices=list(SIZES))
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the top N functions of one answer")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        stack_path = write_stack_dir(SIZES["huge"], Path(tmp))
-        render = render_stack(PROJECT_DIR, "bench-huge", stack_path)
+        stack_path = write_stack_dir(SIZES[args.size], Path(tmp))
+        render = render_stack(PROJECT_DIR, f"bench-{args.size}", stack_path)
         dump_path = Path(tmp) / "cluster.json"
         data = dump(render.spec)
         dump_path.write_text(json.dumps(data))
@@ -99,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             result = predict(state, render.spec, render.rendered)
             answer.append(time.perf_counter() - started)
+        if args.profile:
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            profiler.runcall(predict, state, render.spec, render.rendered)
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
     assert result is not None
     verdicts: dict[str, int] = {}
     for verdict in result.verdicts:

@@ -11,6 +11,7 @@ requests stay; the rest are new and Pending. Pods outside any PodGroup still hol
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,7 @@ from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif.scheduler.model import HyperNode, Job, Node, Queue, SubGroupPolicy, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
-from whatif.scheduler.scenario import task_status, topology_of
+from whatif.scheduler.scenario import hypernodes_of, task_status, topology_of
 
 PREEMPTABLE = "volcano.sh/preemptable"
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -104,8 +105,6 @@ def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node])
     """The dump's HyperNodes; without any, the stack's topology (what discovery or the stack's own
     HyperNodes will describe)."""
     if state.hyper_nodes:
-        from whatif.scheduler.scenario import _hypernodes as build
-
         items = []
         for obj in state.hyper_nodes:
             members = []
@@ -115,8 +114,6 @@ def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node])
                 if exact:
                     members.append({"type": member.get("type", "Node"), "name": exact})
                 elif "regexMatch" in selector or "labelMatch" in selector:
-                    import re
-
                     pattern = (selector.get("regexMatch") or {}).get("pattern")
                     labels = (selector.get("labelMatch") or {}).get("matchLabels") or {}
                     for node in nodes.values():
@@ -133,7 +130,7 @@ def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node])
                     "members": members,
                 }
             )
-        return build(items)
+        return hypernodes_of(items)
     topology = spec.topology
     if topology is None:
         return {}

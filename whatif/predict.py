@@ -79,6 +79,7 @@ def settle(session: Session) -> None:
 def simulate(session: Session, tiers: list[list[dict[str, Any]]], actions: tuple[str, ...]) -> dict[str, list[str]]:
     """Run cycles until quiet; returns every eviction as victim task -> [action, preemptor job]."""
     evicted: dict[str, list[str]] = {}
+    seen: set[frozenset[str]] = set()
     for _ in range(MAX_CYCLES):
         session.binds, session.evictions, session.evicted_by = {}, [], {}
         open_session(session, tiers)
@@ -86,10 +87,12 @@ def simulate(session: Session, tiers: list[list[dict[str, Any]]], actions: tuple
         for task, (action, preemptor, node) in session.evicted_by.items():
             evicted.setdefault(task, [action, preemptor, node])
         changed = bool(session.binds or session.evictions)
+        cycle = frozenset(session.evictions)
         settle(session)
         session.hypernodes.pop(ROOT, None)
-        if not changed:
+        if not changed or (cycle and cycle in seen):  # quiet, or evicting the same pods again
             break
+        seen.add(cycle)
     return evicted
 
 
@@ -146,28 +149,30 @@ def _domain(session: Session, nodes: set[str]) -> str:
     return found.name if found is not None and found.name != ROOT else "cluster"
 
 
-def _victims(session: Session, evicted: dict[str, list[str]], jobs: list[str], gpu: str) -> list[Victim]:
-    grouped: dict[str, tuple[list[Task], set[str], str]] = {}
+def _victims_by_preemptor(session: Session, evicted: dict[str, list[str]], gpu: str) -> dict[str, list[Victim]]:
+    """Every eviction grouped by the job it was made for, then by victim PodGroup."""
     tasks = {t.uid: t for j in session.jobs.values() for t in j.tasks}
+    grouped: dict[str, dict[str, tuple[list[Task], set[str], str]]] = {}
     for uid, (action, preemptor, node) in evicted.items():
-        if preemptor in jobs and uid in tasks:
-            entry = grouped.setdefault(tasks[uid].job, ([], set(), action))
+        if uid in tasks:
+            entry = grouped.setdefault(preemptor, {}).setdefault(tasks[uid].job, ([], set(), action))
             entry[0].append(tasks[uid])
             entry[1].add(node)
-    out = []
-    for job_uid, (victims, nodes, action) in sorted(grouped.items()):
-        job = session.jobs[job_uid]
-        out.append(
-            Victim(
-                job.namespace,
-                job.name,
-                job.queue,
-                job.priority,
-                sum(t.resreq.get(gpu, 0.0) for t in victims) / 1000,
-                _domain(session, nodes),
-                "reclaim" if "reclaim" in action else "preempt",
+    out: dict[str, list[Victim]] = {}
+    for preemptor, victims in grouped.items():
+        for job_uid, (taken, nodes, action) in sorted(victims.items()):
+            job = session.jobs[job_uid]
+            out.setdefault(preemptor, []).append(
+                Victim(
+                    job.namespace,
+                    job.name,
+                    job.queue,
+                    job.priority,
+                    sum(t.resreq.get(gpu, 0.0) for t in taken) / 1000,
+                    _domain(session, nodes),
+                    "reclaim" if "reclaim" in action else "preempt",
+                )
             )
-        )
     return out
 
 
@@ -222,7 +227,10 @@ def predict(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Pred
     evicted = simulate(session, tiers, actions)
     stuck = [name for name in spec.models if not _runs(session, models[name])]
     empty = _on_an_empty_cluster(state, spec, rendered, stuck) if stuck else None
-    verdicts = [_verdict(session, empty, spec, models[name], evicted) for name in spec.models]
+    open_session(session, tiers)  # the plugins' view of the cluster once it has settled, for reasons
+    by_preemptor = _victims_by_preemptor(session, evicted, spec.gpu_resource)
+    verdicts = [_verdict(session, empty, spec, models[name], by_preemptor) for name in spec.models]
+    session.hypernodes.pop(ROOT, None)
     policy = f"actions {', '.join(actions)}; tiers " + " | ".join(", ".join(str(p["name"]) for p in t) for t in tiers)
     return Prediction(spec.stack, state.source, policy, verdicts, tenants, sorted(set(not_modelled)))
 
@@ -262,10 +270,10 @@ def _verdict(
     empty: tuple[Session, dict[str, ModelJobs]] | None,
     spec: PlatformSpec,
     jobs: ModelJobs,
-    evicted: dict[str, list[str]],
+    by_preemptor: dict[str, list[Victim]],
 ) -> Verdict:
     model = spec.models[jobs.model]
-    victims = _victims(session, evicted, jobs.jobs, spec.gpu_resource)
+    victims = [v for uid in jobs.jobs for v in by_preemptor.get(uid, [])]
     tasks = _tasks(session, jobs)
     if not tasks:
         return Verdict(model.name, FITS, reason="scaled to zero")
@@ -291,8 +299,5 @@ def _verdict(
     stuck = next(
         j for u in jobs.jobs if (j := session.jobs[u]) and any(t.status != RUNNING for t in j.tasks if t.uid in wanted)
     )
-    tiers, _, _ = policy_of(spec)
-    open_session(session, tiers)
     why = reasons.reason_for(session, stuck, model, spec, empty=False)
-    session.hypernodes.pop(ROOT, None)
     return Verdict(model.name, WAITS, victims=victims, reason=f"{why.text} (`{why.key}`)")

@@ -142,6 +142,12 @@ def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec,
     )
 
 
+def _queues(names: list[str], shown: int = 3) -> str:
+    listed = ", ".join(f"`{q}`" for q in names[:shown])
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"queue {listed}{more} {'is' if len(names) == 1 else 'are'}"
+
+
 def _eviction_blocked(session: Session, job: Job) -> str:
     jobs = session.jobs
     same = [
@@ -161,10 +167,10 @@ def _eviction_blocked(session: Session, job: Job) -> str:
     }
     closed = [q for q in sorted(others) if not session.queues[q].reclaimable]
     if closed:
-        parts.append(f"queue(s) {', '.join(f'`{q}`' for q in closed)} are not reclaimable")
+        parts.append(f"{_queues(closed)} not reclaimable")
     rest = [q for q in sorted(others) if q not in closed]
     if rest:
-        parts.append(f"queue(s) {', '.join(f'`{q}`' for q in rest)} run within their deserved share or guarantee")
+        parts.append(f"{_queues(rest)} within their deserved share or guarantee")
     return "; ".join(parts) or "nothing may be evicted for it"
 
 

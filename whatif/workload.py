@@ -31,15 +31,24 @@ MANAGED_KEY, MANAGED_VALUE = next(iter(MANAGED_BY.items()))
 FINISHED = ("Succeeded", "Failed")
 
 
-def _templates(model: ModelSpec, rendered: Rendered) -> tuple[list[dict[str, Any]], int, int] | None:
+Index = dict[tuple[str, str | None, str], dict[str, Any]]
+"""Rendered objects (patches left out) by (kind, namespace, name)."""
+
+
+def _index(rendered: Rendered) -> Index:
+    return {(o.kind, o.namespace, o.name): o.manifest for o in rendered.objects if not o.patch}
+
+
+def _templates(model: ModelSpec, rendered: Index) -> tuple[list[dict[str, Any]], int, int] | None:
     """(pod templates of one replica, replicas, pods per replica) of the rendered workload."""
-    for obj in rendered.objects:
-        if obj.patch or obj.namespace != model.namespace or obj.name != model.name:
+    for kind in ("Deployment", "LeaderWorkerSet"):
+        manifest = rendered.get((kind, model.namespace, model.name))
+        if manifest is None:
             continue
-        spec = obj.manifest.get("spec") or {}
-        if obj.kind == "Deployment":
+        spec = manifest.get("spec") or {}
+        if kind == "Deployment":
             return [spec.get("template") or {}], int(spec.get("replicas", model.config.replicas)), 1
-        if obj.kind == "LeaderWorkerSet":
+        else:
             lws = spec.get("leaderWorkerTemplate") or {}
             size = int(lws.get("size", 1))
             worker = lws.get("workerTemplate") or {}
@@ -62,11 +71,8 @@ def _new_pod(model: ModelSpec, template: dict[str, Any], name: str, labels: dict
     }
 
 
-def _rendered_pod_group(model: ModelSpec, rendered: Rendered) -> dict[str, Any] | None:
-    for obj in rendered.by_kind("PodGroup"):
-        if obj.namespace == model.namespace and obj.name == model.pod_group_name:
-            return obj.manifest
-    return None
+def _rendered_pod_group(model: ModelSpec, rendered: Index) -> dict[str, Any] | None:
+    return rendered.get(("PodGroup", model.namespace, model.pod_group_name))
 
 
 def build_session(
@@ -117,15 +123,18 @@ def build_session(
                 node = nodes[node_name]
                 add(node.used, pod_request(pod.get("spec") or {}))
                 node.other_pods += 1
+                node.refresh()
             continue
         owner.tasks.append(_task(pod, owner.uid, priorities, default, order))
     for uid in removed_groups:
         jobs.pop(uid, None)
     order = len(state.pods)
+    index = _index(rendered)
+    live = {f"{g['metadata'].get('namespace')}/{g['metadata']['name']}": g for g in state.pod_groups}
     for name, model in spec.models.items():
         if only is not None and name not in only:
             continue
-        order = _add_model(model, rendered, existing[name], jobs, models[name], priorities, default, order, state)
+        order = _add_model(model, index, existing[name], jobs, models[name], priorities, default, order, live)
     session = Session(
         nodes, queues, {u: j for u, j in jobs.items() if j.queue in queues}, _hypernodes(state, spec, nodes)
     )
@@ -139,10 +148,10 @@ def _group_of(pod: dict[str, Any]) -> str:
 
 def _model_groups(
     model: ModelSpec,
-    rendered: Rendered,
+    rendered: Index,
     shape: tuple[dict[str, Any], int, int],
     keep: list[dict[str, Any]],
-    state: ClusterState,
+    live: dict[str, dict[str, Any]],
     priorities: dict[str, int],
     default: int,
     order: int,
@@ -150,7 +159,6 @@ def _model_groups(
     """The PodGroups of the model after the change (without their pods)."""
     template, replicas, size = shape
     request = pod_request(template.get("spec") or {})
-    live = {f"{g['metadata'].get('namespace')}/{g['metadata']['name']}": g for g in state.pod_groups}
     if size == 1:  # Volcano's controller: one PodGroup per ReplicaSet, minMember 1
         kept = next((live[_group_of(p)] for p in keep if _group_of(p) in live), None)
         priority_class = (template.get("spec") or {}).get("priorityClassName")
@@ -186,14 +194,14 @@ def _model_groups(
 
 def _add_model(
     model: ModelSpec,
-    rendered: Rendered,
+    rendered: Index,
     running: list[dict[str, Any]],
     jobs: dict[str, Job],
     out: ModelJobs,
     priorities: dict[str, int],
     default: int,
     order: int,
-    state: ClusterState,
+    live: dict[str, dict[str, Any]],
 ) -> int:
     found = _templates(model, rendered)
     if found is None:
@@ -205,7 +213,7 @@ def _add_model(
         for p in running
         if pod_request(p.get("spec") or {}) == request and (p.get("status") or {}).get("phase") == "Running"
     ]
-    groups = _model_groups(model, rendered, (templates[0], replicas, size), keep, state, priorities, default, order)
+    groups = _model_groups(model, rendered, (templates[0], replicas, size), keep, live, priorities, default, order)
     for job in groups:
         jobs[job.uid] = job
         out.jobs.append(job.uid)

@@ -10,8 +10,11 @@ backfill (`backfill.go`) places only BestEffort pods.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import chain
+
 from whatif.scheduler.model import PENDING, Job, Node, Queue, Task
-from whatif.scheduler.resources import fits, total
+from whatif.scheduler.resources import Resources, fits, total
 from whatif.scheduler.session import Session, Statement, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
 from whatif.scheduler.topology import ROOT
@@ -78,40 +81,75 @@ def _candidate_jobs(session: Session, enqueue_on: bool) -> dict[str, list[Job]]:
     return by_queue
 
 
+CLASSES_PER_SEARCH = 64
+"""Node classes a whole-cluster search looks at once it has a feasible node (`choose_node`)."""
+
+
 def nodes_to_find(count: int) -> int:
     """`CalculateNumOfFeasibleNodesToFind` (pkg/scheduler/util/scheduler_helper.go, 50% adaptive):
     every node up to 100, else a share that falls with the cluster's size, at least 5% and 100."""
     if count <= 100:
         return count
-    percentage = max(5, 50 - count // 125)
-    return max(100, count * percentage // 100)
+    return max(100, count * max(5, 50 - count // 125) // 100)
 
 
-def feasible_nodes(session: Session, task: Task, nodes: list[Node]) -> list[Node]:
-    """`PredicateNodes`: nodes that fit and pass the predicates, searched from where the previous
-    search stopped and ended once enough are found."""
-    fw = session.fw
-    wanted, found = nodes_to_find(len(nodes)), []
-    start = session.node_cursor % len(nodes) if nodes else 0
-    for offset in range(len(nodes)):
-        node = nodes[(start + offset) % len(nodes)]
-        if fits(task.resreq, node.future_idle) and fw.predicate(task, node) is None:
-            found.append(node)
-            if len(found) >= wanted:
-                session.node_cursor = start + offset + 1
-                break
-    return found
+def node_verdict(session: Session, task: Task, node: Node) -> tuple[bool, float] | None:
+    """None when the task cannot go on the node; else (fits its idle room, score). Remembered per
+    node class and task shape for the session (both change whenever the answer could)."""
+    key = (node.class_key, task.shape)
+    if key not in session.verdicts:
+        fw = session.fw
+        if not fits(task.resreq, node.future_idle) or fw.predicate(task, node) is not None:
+            session.verdicts[key] = None
+        else:
+            session.verdicts[key] = (fits(task.resreq, node.idle), fw.node_score(task, node))
+    return session.verdicts[key]
 
 
-def best_node(session: Session, task: Task, candidates: list[Node]) -> Node:
-    """`prioritizeNodes`: nodes with idle room before nodes that only free up, then the highest
-    score (upstream breaks ties at random; the model takes the first by name)."""
-    idle = [n for n in candidates if fits(task.resreq, n.idle)]
-    pool = idle or candidates
-    if len(pool) == 1:
-        return pool[0]
-    fw = session.fw
-    return max(sorted(pool, key=lambda n: n.name), key=lambda n: fw.node_score(task, n))
+def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node | None:
+    """`PredicateNodes` then `prioritizeNodes`: among the nodes that fit the task (future idle
+    resources) and pass the predicates, those with idle room before those that only free up, then
+    the highest score. `nodes` None is the whole cluster.
+
+    Nodes the scheduler cannot tell apart (`Node.class_key`) are decided once per class. Upstream
+    stops searching once it has found `CalculateNumOfFeasibleNodesToFind` feasible nodes (5% of a
+    large cluster, from a rotating start) and breaks score ties at random; on the whole cluster the
+    model looks at the oldest class (usually the nodes nothing has changed yet) and then the most
+    recently changed ones (partly used nodes, which binpack prefers), until it has seen that many
+    feasible nodes, or `CLASSES_PER_SEARCH` classes and a feasible one, and takes the first node of
+    the best class.
+    """
+    limit = len(session.classes) + 1
+    groups: Iterable[dict[str, Node]]
+    if nodes is None:
+        oldest = next(iter(session.classes.values()), {})
+        groups = chain([oldest], (g for g in reversed(session.classes.values()) if g is not oldest))
+        wanted = nodes_to_find(len(session.nodes))
+        limit = CLASSES_PER_SEARCH
+    else:
+        wanted = len(nodes)
+        by_class: dict[tuple[int, int], dict[str, Node]] = {}
+        for node in nodes:
+            by_class.setdefault(node.class_key, {})[node.name] = node
+        groups = by_class.values()
+    best: tuple[bool, float, str] | None = None
+    chosen: Node | None = None
+    for visited, group in enumerate(groups):
+        if visited >= limit and chosen is not None:
+            break
+        sample = next(iter(group.values()), None)
+        if sample is None:
+            continue
+        verdict = node_verdict(session, task, sample)
+        if verdict is None:
+            continue
+        rank = (*verdict, sample.name)
+        if best is None or rank[:2] > best[:2] or (rank[:2] == best[:2] and rank[2] < best[2]):
+            best, chosen = rank, group[rank[2]]
+        wanted -= len(group)
+        if wanted <= 0:
+            break
+    return chosen
 
 
 def _stop_after_failure(job: Job, sub: SubJob | None) -> bool:
@@ -122,9 +160,10 @@ def _stop_after_failure(job: Job, sub: SubJob | None) -> bool:
 
 
 def place_tasks(
-    session: Session, job: Job, tasks: list[Task], nodes: list[Node], stmt: Statement, sub: SubJob | None
+    session: Session, job: Job, tasks: list[Task], nodes: list[Node] | None, stmt: Statement, sub: SubJob | None
 ) -> None:
-    """`allocateResourcesForTasks`: until the job (or sub-group) is ready."""
+    """`allocateResourcesForTasks`: until the job (or sub-group) is ready; `nodes` None is the
+    whole cluster."""
     fw = session.fw
     queue = session.queues[job.queue]
     for task in sort_by(tasks, fw.task_order):
@@ -133,13 +172,12 @@ def place_tasks(
         if not fw.allocatable(queue, task):
             session.unschedulable[job.uid] = "queue"
             continue
-        candidates = feasible_nodes(session, task, nodes)
-        if not candidates:
+        node = choose_node(session, task, nodes)
+        if node is None:
             session.unschedulable[job.uid] = "nodes"
             if _stop_after_failure(job, sub):
                 break
             continue
-        node = best_node(session, task, candidates)
         if fits(task.resreq, node.idle):
             stmt.allocate(task, node.name)
         else:
@@ -166,23 +204,64 @@ def _worksheet(session: Session, job: Job) -> list[SubJob]:
     return required + rest
 
 
+def _members(session: Session, hypernode: str) -> list[Node] | None:
+    """The nodes of a HyperNode by name; None for the whole cluster (searched by node class)."""
+    if hypernode == ROOT:
+        return None
+    return [session.nodes[n] for n in sorted(session.hypernodes[hypernode].nodes) if n in session.nodes]
+
+
+def _sub_domains(session: Session, sub: SubJob, hypernode: str, pending: list[Task]) -> list[str]:
+    """`HyperNodeGradientForSubJobFn`: for a sub-group with a hard topology, the HyperNodes inside
+    the job's that its tier allows and whose future idle resources hold its pending pods, narrowest
+    tier first and fullest first within a tier."""
+    tier = sub.topology.tier if sub.topology is not None and sub.topology.mode == "hard" else None
+    if tier is None:
+        return [hypernode]
+    inside = session.hypernodes[hypernode].nodes
+    need = total(t.resreq for t in pending)
+    found = [
+        h.name
+        for h in session.hypernodes.values()
+        if h.tier <= tier and h.nodes <= inside and fits(need, session.hypernode_totals[h.name].future_idle)
+    ]
+    return sorted(found, key=lambda h: (session.hypernodes[h].tier, -_fullness(session, h, need), h))
+
+
 def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None:
-    nodes = [session.nodes[n] for n in sorted(session.hypernodes[hypernode].nodes) if n in session.nodes]
+    """`allocateForJob` in one HyperNode: each sub-group in worksheet order, a sub-group with its
+    own topology in the first HyperNode of its gradient where it becomes ready or pipelined
+    (`allocateForSubJob`)."""
     fw = session.fw
     for sub in _worksheet(session, job):
         pending = [t for t in sub.tasks if t.status == PENDING and not t.best_effort]
-        place_tasks(session, job, pending, nodes, stmt, sub)
+        for domain in _sub_domains(session, sub, hypernode, pending):
+            trial = Statement(session)
+            place_tasks(session, job, pending, _members(session, domain), trial, sub)
+            if trial.operations and (sub.is_pipelined() if sub.policy is not None else fw.job_pipelined(job)):
+                stmt.merge(trial)
+                break
+            trial.discard()
         if fw.job_ready(job):
             break
 
 
-def _fullness(session: Session, hypernode: str) -> float:
-    if hypernode not in session.hypernodes:
+def _fullness(session: Session, hypernode: str, need: Resources) -> float:
+    """The network-topology-aware HyperNode binpack score: how full the HyperNode would be with
+    `need` in it, averaged over the resources `need` names (0 when it would overflow)."""
+    totals = session.hypernode_totals.get(hypernode)
+    if totals is None:
         return 0.0
-    members = [session.nodes[n] for n in session.hypernodes[hypernode].nodes if n in session.nodes]
-    allocatable, used = total(n.allocatable for n in members), total(n.used for n in members)
-    shares = [used.get(k, 0.0) / v for k, v in allocatable.items() if v > 0 and k not in ("pods",)]
-    return max(shares, default=0.0)
+    shares = []
+    for name, amount in need.items():
+        allocatable = totals.allocatable.get(name, 0.0)
+        if name == "pods" or amount <= 0:
+            continue
+        after = totals.used.get(name, 0.0) + amount
+        if allocatable <= 0 or after > allocatable:
+            return 0.0
+        shares.append(after / allocatable)
+    return sum(shares) / len(shares) if shares else 0.0
 
 
 def place_job(session: Session, job: Job) -> Statement | None:
@@ -196,12 +275,13 @@ def place_job(session: Session, job: Job) -> Statement | None:
             # Upstream dry-runs every HyperNode of the gradient and keeps the best score; the model
             # tries them fullest first (the HyperNode binpack preference) and keeps the first that
             # holds the job, which is what that score prefers and keeps large clusters fast.
-            for hypernode in sorted(gradient, key=lambda h: (-_fullness(session, h), h)):
+            need = total(t.resreq for t in job.pending_tasks())
+            for hypernode in sorted(gradient, key=lambda h: (-_fullness(session, h, need), h)):
                 stmt = Statement(session)
                 if hypernode in session.hypernodes:
                     _try_in(session, job, hypernode, stmt)
                 else:
-                    place_tasks(session, job, job.pending_tasks(), list(session.nodes.values()), stmt, None)
+                    place_tasks(session, job, job.pending_tasks(), None, stmt, None)
                 if stmt.operations and (fw.job_ready(job) or fw.job_pipelined(job)):
                     if hypernode != ROOT:
                         job.allocated_hypernode = hypernode
@@ -210,9 +290,7 @@ def place_job(session: Session, job: Job) -> Statement | None:
         session.unschedulable.setdefault(job.uid, "topology")
         return None
     stmt = Statement(session)
-    place_tasks(
-        session, job, [t for t in job.pending_tasks() if not t.best_effort], list(session.nodes.values()), stmt, None
-    )
+    place_tasks(session, job, [t for t in job.pending_tasks() if not t.best_effort], None, stmt, None)
     if fw.job_ready(job) or fw.job_pipelined(job):
         return stmt
     stmt.discard()
@@ -246,10 +324,10 @@ def backfill(session: Session) -> None:
         if job.is_pending() or fw.job_valid(job) or job.queue not in session.queues:
             continue
         for task in sort_by([t for t in job.tasks if t.status == PENDING and t.best_effort], fw.task_order):
-            nodes = [n for n in session.nodes.values() if fw.predicate(task, n) is None]
-            if not nodes:
+            node = choose_node(session, task, None)
+            if node is None:
                 continue
             stmt = Statement(session)
-            stmt.allocate(task, best_node(session, task, nodes).name)
+            stmt.allocate(task, node.name)
             if fw.job_ready(job):
                 stmt.commit(job.uid)

@@ -13,7 +13,7 @@ from typing import Any
 from whatif.scheduler.actions import allocate, backfill, enqueue
 from whatif.scheduler.eviction import gangpreempt, gangreclaim, preempt, reclaim
 from whatif.scheduler.framework import Framework, Plugin
-from whatif.scheduler.model import ALLOCATED_STATUSES, BOUND, RUNNING, SUCCEEDED
+from whatif.scheduler.model import BOUND, RUNNING, SUCCEEDED
 from whatif.scheduler.plugins import (
     AbstainingPlugin,
     BinpackPlugin,
@@ -65,6 +65,8 @@ def open_session(session: Session, tiers: Sequence[Sequence[dict[str, Any]]], de
     add_root(session.hypernodes, session.nodes)
     for job in session.jobs.values():
         normalise(job, session.hypernodes)
+    session.index_hypernodes()
+    session.verdicts = {}
     for tier in tiers:
         plugins = []
         for option in tier:
@@ -107,6 +109,3 @@ def closing_phase(session: Session, uid: str) -> str:
     if scheduled >= job.min_member and job.tasks:
         return "Running"
     return job.phase if job.phase == "Inqueue" else ("Pending" if job.phase in ("", "Pending") else job.phase)
-
-
-__all__ = ["ALLOCATED_STATUSES", "VOLCANO_VERSION"]

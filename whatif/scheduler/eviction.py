@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from whatif.scheduler.actions import best_queue, pop_best
+from whatif.scheduler.actions import best_queue, choose_node, pop_best
 from whatif.scheduler.model import PENDING, PREEMPTABLE_STATUSES, RUNNING, Job, Node, Task
 from whatif.scheduler.plugins import TOO_MANY_PODS
 from whatif.scheduler.resources import add, fits, plus, total
@@ -198,7 +198,7 @@ def _bundles(session: Session, local: dict[str, list[Task]]) -> list[tuple[bool,
 
 
 def gang_evict(session: Session, kind: str) -> None:
-    fw, jobs, queues = session.fw, session.jobs, session.queues
+    fw, queues = session.fw, session.queues
     arguments = session.configurations.get(kind, {})
     max_domains = int(arguments.get("maxDomains", 8)) or 8
     allow_whole = arguments.get("allowWholeBundle", True) is not False
@@ -215,49 +215,12 @@ def gang_evict(session: Session, kind: str) -> None:
         pending = _pending_for_gang(session, job)
         if not pending or (kind == "gangreclaim" and not fw.preemptive(queue, pending)):
             continue
-        need = total(t.resreq for t in pending)
         gradients = fw.hypernode_gradients(job, "evict") or [[ROOT]]
         domains = list(dict.fromkeys(d for g in gradients for d in g))[:max_domains] or [ROOT]
         stmt = Statement(session)
         for domain in domains:
-            names = session.hypernodes[domain].nodes if domain in session.hypernodes else set(session.nodes)
-            nodes = [session.nodes[n] for n in sorted(names) if n in session.nodes]
-            local: dict[str, list[Task]] = {}
-            for node in nodes:
-                for task in node.tasks.values():
-                    vj = jobs[task.job]
-                    if not task.preemptable or vj.preemptable is False or vj.uid == job.uid:
-                        continue
-                    if kind == "gangpreempt":
-                        ok = (
-                            task.status in PREEMPTABLE_STATUSES and vj.queue == job.queue and vj.priority < job.priority
-                        )
-                    else:
-                        ok = task.status == RUNNING and vj.queue != job.queue and queues[vj.queue].reclaimable
-                    if ok:
-                        local.setdefault(vj.uid, []).append(task)
-            bundles = _bundles(session, local)
-            bundles.sort(key=lambda b: (not b[0], b[1].priority, b[1].uid))
-            allowed = {t.uid for t in fw.unified_evictable(kind, job, [t for b in bundles for t in b[2]])}
-            kept = []
-            for safe, _victim, tasks in bundles:
-                if safe:
-                    tasks = [t for t in tasks if t.uid in allowed]
-                elif not allow_whole or any(t.uid not in allowed for t in tasks):
-                    continue
-                if tasks:
-                    kept.append(tasks)
-            selected: list[Task] = []
-            available = total(plus(n.idle, n.releasing) for n in nodes)
-            for tasks in kept:
-                selected += tasks
-                if fits(need, add(dict(available), total(t.resreq for t in selected))) and _nominate(
-                    session, job, pending, nodes, selected, stmt
-                ):
-                    break
-            else:
-                continue
-            break
+            if _evict_in_domain(session, kind, job, pending, domain, allow_whole, stmt):
+                break
         if fw.job_pipelined(job):
             stmt.commit(job.uid)
         else:
@@ -265,10 +228,75 @@ def gang_evict(session: Session, kind: str) -> None:
             session.unschedulable.setdefault(job.uid, kind)
 
 
-def _nominate(
-    session: Session, job: Job, pending: list[Task], nodes: list[Node], victims: list[Task], stmt: Statement
+def _candidates(session: Session, kind: str, job: Job, domain: str) -> dict[str, list[Task]]:
+    """The domain's pods the action may take, per victim job (`preemptJobInDomains` and
+    `reclaimJobInDomains`): gangpreempt Bound or Running pods of lower-priority jobs of the same
+    queue, gangreclaim Running pods of other queues that are reclaimable; never a job or pod marked
+    not preemptable."""
+    queues = session.queues
+    inside = None if domain == ROOT else session.hypernodes[domain].nodes
+    local: dict[str, list[Task]] = {}
+    for victim in session.jobs.values():
+        if victim.uid == job.uid or victim.preemptable is False:
+            continue
+        if kind == "gangpreempt":
+            if victim.queue != job.queue or victim.priority >= job.priority:
+                continue
+            statuses = PREEMPTABLE_STATUSES
+        else:
+            if victim.queue == job.queue or not queues[victim.queue].reclaimable:
+                continue
+            statuses = frozenset({RUNNING})
+        for task in victim.tasks:
+            if task.status in statuses and task.preemptable and (inside is None or task.node in inside):
+                local.setdefault(victim.uid, []).append(task)
+    return local
+
+
+def _evict_in_domain(
+    session: Session, kind: str, job: Job, pending: list[Task], domain: str, allow_whole: bool, stmt: Statement
 ) -> bool:
-    """`BuildNominationPlanInDomain`: evict every selected victim, pipeline the pending pods."""
+    """`selectDomainBundles` and the nomination: bundles safe first, then by victim job; the tasks
+    `UnifiedEvictable` allows; bundles added until the job's need fits and its pods can be placed.
+
+    Upstream asks `UnifiedEvictable` once with every bundle of the domain. The in-tree filters are
+    per pod (priority, gang, conformance) or walk the list in order with a running allocation
+    (capacity), so their answer for the first bundles is the start of their answer for all; the
+    model asks for a growing prefix and stops as soon as the selection works."""
+    fw = session.fw
+    bundles = _bundles(session, _candidates(session, kind, job, domain))
+    bundles.sort(key=lambda b: (not b[0], b[1].priority, b[1].uid))
+    totals = session.hypernode_totals[domain]
+    available = plus(totals.idle, totals.releasing)
+    need = total(t.resreq for t in pending)
+    nodes = None if domain == ROOT else [session.nodes[n] for n in sorted(session.hypernodes[domain].nodes)]
+    size = 8
+    while True:
+        prefix = bundles[:size]
+        allowed = {t.uid for t in fw.unified_evictable(kind, job, [t for b in prefix for t in b[2]])}
+        selected: list[Task] = []
+        for safe, _victim, tasks in prefix:
+            if safe:
+                tasks = [t for t in tasks if t.uid in allowed]
+            elif not allow_whole or any(t.uid not in allowed for t in tasks):
+                continue
+            if not tasks:
+                continue
+            selected += tasks
+            if fits(need, add(dict(available), total(t.resreq for t in selected))) and _nominate(
+                session, job, pending, nodes, selected, stmt
+            ):
+                return True
+        if size >= len(bundles):
+            return False
+        size *= 4
+
+
+def _nominate(
+    session: Session, job: Job, pending: list[Task], nodes: list[Node] | None, victims: list[Task], stmt: Statement
+) -> bool:
+    """`BuildNominationPlanInDomain`: evict every selected victim, pipeline the pending pods on the
+    best nodes of the domain (`nodes` None: the whole cluster)."""
     fw = session.fw
     queue = session.queues[job.queue]
     trial = Statement(session)
@@ -277,9 +305,9 @@ def _nominate(
     for task in sort_by(pending, fw.task_order):
         if not fw.allocatable(queue, task):
             continue
-        candidates = [n for n in nodes if fits(task.resreq, n.future_idle) and fw.predicate(task, n) is None]
-        if candidates:
-            trial.pipeline(task, candidates[0].name)
+        node = choose_node(session, task, nodes)
+        if node is not None:
+            trial.pipeline(task, node.name)
         if fw.job_pipelined(job):
             break
     if fw.job_pipelined(job):

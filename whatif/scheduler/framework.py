@@ -58,9 +58,16 @@ def compare_task(left: Task, right: Task) -> bool:
 class Framework:
     def __init__(self, tiers: Sequence[Sequence[Plugin]]):
         self.tiers = [list(tier) for tier in tiers]
+        self._registered: dict[tuple[str, str | None], list[Callable[..., Any]]] = {}
 
     def _each(self, method: str, flag: str | None) -> list[Callable[..., Any]]:
-        return [getattr(p, method) for tier in self.tiers for p in tier if hasattr(p, method) and p.enabled(flag)]
+        """The functions registered for an extension point, in tier order (built once a session)."""
+        key = (method, flag)
+        if key not in self._registered:
+            self._registered[key] = [
+                getattr(p, method) for tier in self.tiers for p in tier if hasattr(p, method) and p.enabled(flag)
+            ]
+        return self._registered[key]
 
     def plugin(self, name: str) -> Plugin | None:
         return next((p for tier in self.tiers for p in tier if p.name == name), None)

@@ -8,6 +8,7 @@ Releasing - Pipelined`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from whatif.scheduler.resources import PODS, Resources, add, is_empty, minus
@@ -55,6 +56,14 @@ class Task:
     @property
     def name(self) -> str:
         return self.uid.partition("/")[2]
+
+    @cached_property
+    def shape(self) -> int:
+        """Equal for tasks every node judges alike: requests, node selector and tolerations (the
+        predicates and node scores read nothing else of a task)."""
+        return hash(
+            (tuple(sorted(self.resreq.items())), tuple(sorted(self.node_selector.items())), repr(self.tolerations))
+        )
 
     @property
     def best_effort(self) -> bool:
@@ -220,14 +229,40 @@ class Node:
     tasks: dict[str, Task] = field(default_factory=dict)
     other_pods: int = 0
     """Pods outside any PodGroup (not Volcano's): they count against the pod limit."""
+    idle: Resources = field(default_factory=dict)
+    future_idle: Resources = field(default_factory=dict)
+    static_key: int = 0
+    """Equal for nodes the predicates cannot tell apart (labels, taints, cordon)."""
+    state_key: int = 0
+    """Equal for nodes whose resources and pod count are the same right now; with `static_key` it
+    lets a search decide once for a whole class of identical nodes."""
+
+    def __post_init__(self) -> None:
+        self.static_key = hash(
+            (
+                tuple(sorted(self.labels.items())),
+                repr(self.taints),
+                self.unschedulable,
+                tuple(sorted(self.allocatable.items())),
+            )
+        )
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute what follows from `used`, `releasing` and `pipelined` after they change."""
+        self.idle = minus(self.allocatable, self.used)
+        self.future_idle = minus(add(dict(self.idle), self.releasing), self.pipelined)
+        self.state_key = hash(
+            (
+                tuple(sorted(self.used.items())),
+                tuple(sorted(self.future_idle.items())),
+                len(self.tasks) + self.other_pods,
+            )
+        )
 
     @property
-    def idle(self) -> Resources:
-        return minus(self.allocatable, self.used)
-
-    @property
-    def future_idle(self) -> Resources:
-        return minus(add(self.idle, self.releasing), self.pipelined)
+    def class_key(self) -> tuple[int, int]:
+        return (self.static_key, self.state_key)
 
     @property
     def max_pods(self) -> int:

@@ -52,7 +52,9 @@ def pod_requests(requests: dict[str, Any]) -> dict[str, float]:
     return {**scheduler_units(requests), PODS: 1.0}
 
 
-def _hypernodes(items: list[dict[str, Any]]) -> dict[str, HyperNode]:
+def hypernodes_of(items: list[dict[str, Any]]) -> dict[str, HyperNode]:
+    """HyperNodes from `{name, tier, tierName, members: [{type, name}]}` items, each with every
+    real node below it and its parent."""
     members = {h["name"]: h.get("members", []) for h in items}
     resolved: dict[str, frozenset[str]] = {}
 
@@ -146,4 +148,4 @@ def session_of(scenario: dict[str, Any]) -> Session:
             )
         )
     live = {uid: job for uid, job in jobs.items() if job.queue in queues}
-    return Session(nodes, queues, live, _hypernodes(scenario.get("hyperNodes") or []))
+    return Session(nodes, queues, live, hypernodes_of(scenario.get("hyperNodes") or []))

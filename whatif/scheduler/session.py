@@ -27,7 +27,7 @@ from whatif.scheduler.model import (
     Queue,
     Task,
 )
-from whatif.scheduler.resources import add
+from whatif.scheduler.resources import Resources, add
 
 if TYPE_CHECKING:
     from whatif.scheduler.framework import Framework
@@ -50,8 +50,13 @@ class Session:
     framework: Framework | None = None
     action: str = ""
     actions: tuple[str, ...] = ()
-    node_cursor: int = 0
-    """Where the next node search starts (`PredicateNodes` resumes where the last one stopped)."""
+    classes: dict[tuple[int, int], dict[str, Node]] = field(default_factory=dict)
+    """Nodes the scheduler cannot tell apart right now (same labels, taints, resources, pods), so a
+    search over the whole cluster decides once per class."""
+    verdicts: dict[tuple[tuple[int, int], int], tuple[bool, float] | None] = field(default_factory=dict)
+    """(node class, task shape) -> the node's answer for such a task (`actions.node_verdict`)."""
+    node_hypernodes: dict[str, list[HyperNodeTotals]] = field(default_factory=dict)
+    hypernode_totals: dict[str, HyperNodeTotals] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
     """Job -> why the last action that tried it could not place it (for `explain`)."""
 
@@ -60,6 +65,24 @@ class Session:
             for task in job.tasks:
                 if task.node and task.status in ON_NODE | {PIPELINED}:
                     self._place(task, task.status, +1)
+        for node in self.nodes.values():
+            self.classes.setdefault(node.class_key, {})[node.name] = node
+
+    def index_hypernodes(self) -> None:
+        """Each node's HyperNodes and every HyperNode's totals, kept up to date by `_place`, so a
+        search over HyperNodes does not add up their nodes again."""
+        self.node_hypernodes = {name: [] for name in self.nodes}
+        self.hypernode_totals = {}
+        for hypernode in self.hypernodes.values():
+            totals = HyperNodeTotals()
+            for name in hypernode.nodes:
+                node = self.nodes.get(name)
+                if node is None:
+                    continue
+                self.node_hypernodes[name].append(totals)
+                for part, values in totals.parts(node):
+                    add(part, values)
+            self.hypernode_totals[hypernode.name] = totals
 
     @property
     def fw(self) -> Framework:
@@ -76,6 +99,14 @@ class Session:
         node = self.nodes.get(task.node)
         if node is None:
             return
+        above = self.node_hypernodes.get(node.name, ())
+        names = tuple(task.resreq)
+        before = [{k: values.get(k, 0.0) for k in names} for values in node_parts(node)] if above else []
+        bucket = self.classes.get(node.class_key)
+        if bucket is not None:
+            bucket.pop(node.name, None)
+            if not bucket:
+                del self.classes[node.class_key]
         if status in ON_NODE:
             add(node.used, task.resreq, sign)
         if status == RELEASING:
@@ -86,6 +117,17 @@ class Session:
             node.tasks[task.uid] = task
         else:
             node.tasks.pop(task.uid, None)
+        node.refresh()
+        self.classes.setdefault(node.class_key, {})[node.name] = node
+        if above:
+            deltas = [
+                [(k, change) for k in names if (change := values.get(k, 0.0) - old[k])]
+                for values, old in zip(node_parts(node), before, strict=True)
+            ]
+            for totals in above:
+                for part, delta in zip(totals.moving(), deltas, strict=True):
+                    for name, change in delta:
+                        part[name] = part.get(name, 0.0) + change
 
     def set_status(self, task: Task, status: str, node: str | None = None) -> None:
         self._place(task, task.status, -1)
@@ -96,6 +138,33 @@ class Session:
             task.node = ""
         else:
             self._place(task, status, +1)
+
+
+@dataclass
+class HyperNodeTotals:
+    """The sums over a HyperNode's nodes that the topology search and gang eviction compare."""
+
+    allocatable: Resources = field(default_factory=dict)
+    used: Resources = field(default_factory=dict)
+    idle: Resources = field(default_factory=dict)
+    future_idle: Resources = field(default_factory=dict)
+    releasing: Resources = field(default_factory=dict)
+
+    def parts(self, node: Node) -> tuple[tuple[Resources, Resources], ...]:
+        """(total, the node's part) pairs."""
+        return (
+            (self.allocatable, node.allocatable),
+            *zip(self.moving(), node_parts(node), strict=True),
+        )
+
+    def moving(self) -> tuple[Resources, ...]:
+        """The totals placing a pod changes, in the order of `node_parts`."""
+        return (self.used, self.idle, self.future_idle, self.releasing)
+
+
+def node_parts(node: Node) -> tuple[Resources, ...]:
+    """A node's resources that its HyperNodes' `HyperNodeTotals.moving` add up."""
+    return (node.used, node.idle, node.future_idle, node.releasing)
 
 
 @dataclass

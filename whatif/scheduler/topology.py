@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from whatif.scheduler.framework import Plugin
 from whatif.scheduler.model import ALLOCATED_STATUSES, HyperNode, Job, Topology
-from whatif.scheduler.resources import fits, total
+from whatif.scheduler.resources import fits
 
 ROOT = "<cluster-top-hypernode>"
 
@@ -72,7 +72,6 @@ class NetworkTopologyPlugin(Plugin):
         if tier is None:
             return [[ROOT]]
         root = self._search_root(job, tier)
-        nodes = self.session.nodes
         need = job.min_resources or {}
         partly_running = any(t.status in ALLOCATED_STATUSES for t in job.tasks)
         by_tier: dict[int, list[str]] = {}
@@ -83,13 +82,11 @@ class NetworkTopologyPlugin(Plugin):
                 or (hypernode.name == ROOT and root.name != ROOT)
             ):
                 continue
-            members = [nodes[n] for n in hypernode.nodes if n in nodes]
+            totals = self.session.hypernode_totals[hypernode.name]
             if purpose == "allocate":
-                idle = total(n.idle for n in members)
-                future = total(n.future_idle for n in members)
-                if not partly_running and not (fits(need, idle) or fits(need, future)):
+                if not partly_running and not (fits(need, totals.idle) or fits(need, totals.future_idle)):
                     continue
-            elif not fits(need, total(n.allocatable for n in members)):
+            elif not fits(need, totals.allocatable):
                 continue
             by_tier.setdefault(hypernode.tier, []).append(hypernode.name)
         gradients = [sorted(by_tier[t]) for t in sorted(by_tier)]
