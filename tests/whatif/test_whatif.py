@@ -173,3 +173,26 @@ def test_the_recorded_dumps_are_what_make_py_writes(tmp_path: Path, monkeypatch:
     module.write()
     for written in tmp_path.glob("*.yaml"):
         assert written.read_text() == (DUMPS / written.name).read_text(), written.name
+
+
+def test_the_prediction_does_not_depend_on_the_hash_seed() -> None:
+    """Sets and hashes order nothing the report shows: two interpreters with different hash seeds
+    print the same JSON."""
+    import os
+    import subprocess
+
+    from tests.conftest import TOOL
+
+    outputs = set()
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [*TOOL, "whatif", "--stack", "aicloud-a", "--from", str(DUMPS / "aicloud-a-reclaim.yaml"), "--json"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=PROJECT_DIR,
+        )
+        assert done.returncode == 1, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1

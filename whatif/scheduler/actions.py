@@ -246,6 +246,31 @@ def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None
             break
 
 
+def _least_progress(job: Job) -> Resources:
+    """A lower bound of what placing the job anywhere needs: its smallest pending sub-group, or
+    the pods it lacks of its `minMember` (one pod once it is ready)."""
+    pending = [t for t in job.pending_tasks() if not t.best_effort]
+    if not pending:
+        return {}
+    if job.subgroups:
+        needs = [
+            total(t.resreq for t in sub.tasks if t.status == PENDING and not t.best_effort)
+            for sub in subjobs(job)
+            if any(t.status == PENDING for t in sub.tasks)
+        ]
+        return _smallest(needs)
+    count = max(1, min(len(pending), job.min_member - job.ready_num))
+    return {k: v * count for k, v in _smallest([t.resreq for t in pending]).items()}
+
+
+def _smallest(amounts: list[Resources]) -> Resources:
+    """The least of each resource over `amounts` (absent counts as none)."""
+    if not amounts:
+        return {}
+    names = set().union(*amounts)
+    return {name: min(a.get(name, 0.0) for a in amounts) for name in names}
+
+
 def _fullness(session: Session, hypernode: str, need: Resources) -> float:
     """The network-topology-aware HyperNode binpack score: how full the HyperNode would be with
     `need` in it, averaged over the resources `need` names (0 when it would overflow)."""
@@ -276,7 +301,11 @@ def place_job(session: Session, job: Job) -> Statement | None:
             # tries them fullest first (the HyperNode binpack preference) and keeps the first that
             # holds the job, which is what that score prefers and keeps large clusters fast.
             need = total(t.resreq for t in job.pending_tasks())
+            least = _least_progress(job)
             for hypernode in sorted(gradient, key=lambda h: (-_fullness(session, h, need), h)):
+                totals = session.hypernode_totals.get(hypernode)
+                if totals is not None and not fits(least, totals.future_idle):
+                    continue  # cannot hold even the least that would make progress
                 stmt = Statement(session)
                 if hypernode in session.hypernodes:
                     _try_in(session, job, hypernode, stmt)
