@@ -108,11 +108,11 @@ def cmd_preview_role(args: argparse.Namespace) -> int:
     documents = preview_access(render_stack_of(args), subject)
     print(
         f"# Read-only access of the preview identity of stack `{args.stack}`, written by\n"
-        f"# `{TOOL_NAME} preview-role --stack {args.stack}`: get and list on what `pulumi preview --refresh` and\n"
-        f"# `{TOOL_NAME} preflight` read, Secrets only in the stack's namespaces, no `*`, no subresources, no\n"
-        "# watch, no writes (previews then diff client-side). Apply it after the first `pulumi up` (the Roles\n"
-        "# need the stack's namespaces) and again when the stack gains a kind or a namespace; the preview\n"
-        "# workflow's KUBECONFIG_<STACK> is a kubeconfig of the subject bound here."
+        f"# `{TOOL_NAME} preview-role --stack {args.stack}`: get and list on what `pulumi preview --refresh`,\n"
+        f"# `{TOOL_NAME} preflight` and `{TOOL_NAME} whatif` read, Secrets only in the stack's namespaces, no\n"
+        "# `*`, no subresources, no watch, no writes (previews then diff client-side). Apply it after the first\n"
+        "# `pulumi up` (the Roles need the stack's namespaces) and again when the stack gains a kind or a\n"
+        "# namespace; the preview workflow's KUBECONFIG_<STACK> is a kubeconfig of the subject bound here."
     )
     print("---\n".join(dump(document) for document in documents), end="")
     return OK
@@ -122,6 +122,13 @@ def _cluster_arguments(parser: argparse.ArgumentParser, context_default: str) ->
     parser.add_argument("--from", dest="from_file", metavar="FILE", help=FROM_HELP)
     parser.add_argument("--kubeconfig", help="kubeconfig file to read the cluster with (default: the ambient one)")
     parser.add_argument("--context", help=f"kubeconfig context (default: {context_default})")
+
+
+def _stack_on_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """A stack compared with a cluster: `--stack`, `--config-file` and where the cluster is read."""
+    parser.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
+    parser.add_argument("--config-file", help=CONFIG_FILE_HELP)
+    _cluster_arguments(parser, "`cluster.context`, else the current one")
 
 
 def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
@@ -135,9 +142,7 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         "  volcano-platform preflight --stack aicloud-a --from cluster.json --json",
         formatter_class=formatter,
     )
-    preflight.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
-    preflight.add_argument("--config-file", help=CONFIG_FILE_HELP)
-    _cluster_arguments(preflight, "`cluster.context`, else the current one")
+    _stack_on_cluster_arguments(preflight)
     preflight.add_argument("--json", action="store_true", help="print the report as JSON instead of Markdown")
     preflight.set_defaults(handler=cmd_preflight)
     topology = sub.add_parser(
@@ -174,9 +179,7 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         "  volcano-platform whatif --stack aicloud-a --from cluster.json --json",
         formatter_class=formatter,
     )
-    whatif.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
-    whatif.add_argument("--config-file", help=CONFIG_FILE_HELP)
-    _cluster_arguments(whatif, "`cluster.context`, else the current one")
+    _stack_on_cluster_arguments(whatif)
     whatif.add_argument("--json", action="store_true", help="print the prediction as JSON (schema/whatif.schema.json)")
     whatif.set_defaults(handler=cmd_whatif)
     explain = sub.add_parser(
@@ -189,9 +192,7 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         formatter_class=formatter,
     )
     explain.add_argument("model", help="the model's name (a key of `models`)")
-    explain.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
-    explain.add_argument("--config-file", help=CONFIG_FILE_HELP)
-    _cluster_arguments(explain, "`cluster.context`, else the current one")
+    _stack_on_cluster_arguments(explain)
     explain.set_defaults(handler=cmd_explain)
     role = sub.add_parser(
         "preview-role",

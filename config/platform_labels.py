@@ -9,6 +9,9 @@ TENANT_LABEL = "volcano-platform.io/tenant"
 MODEL_LABEL = "volcano-platform.io/model"
 ROLE_LABEL = "volcano-platform.io/role"
 """`leader` or `worker` on the pods of a LeaderWorkerSet."""
+MODEL_METRIC_LABEL = "model"
+"""The label the model monitors put on every series scraped from a model; dashboards, alerts,
+autoscaler queries and their checks select models by it."""
 # Marks a workload whose stack config asked for seccomp Unconfined; the policy pack accepts it.
 ALLOW_UNCONFINED_ANNOTATION = "volcano-platform.io/allow-unconfined-seccomp"
 

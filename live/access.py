@@ -7,13 +7,14 @@ What is read, from the code that reads it:
   PersistentVolumeClaims, a Service's its Endpoints (`provider/pkg/await/deployment.go`,
   `service.go`); a Helm release is read from Helm's storage, a LIST of the Secrets in the release's
   namespace (helm `pkg/storage/driver/secrets.go`);
-- the preflight LISTs the kinds in `live.cluster_state.KINDS` across the cluster;
+- the preflight and the what-if LIST the kinds in `live.cluster_state.KINDS` across the cluster
+  (Pods among them: what runs where holds nodes);
 - discovery and `/openapi/v2` are non-resource URLs that Kubernetes' default `system:discovery`
   role already grants every authenticated identity.
 
-So the ClusterRole has `get`/`list` on the stack's cluster-scoped kinds and the preflight's kinds
-(none of them Secrets), and everything else (Secrets, ConfigMaps, Pods, monitors) is granted only by
-Roles in the namespaces the stack manages. No `*`, no subresource (`nodes/proxy` allows command
+So the ClusterRole has `get`/`list` on the stack's cluster-scoped kinds and the kinds the preflight
+and the what-if list (Pods, never Secrets), and everything else (Secrets, ConfigMaps, monitors) is
+granted only by Roles in the namespaces the stack manages. No `*`, no subresource (`nodes/proxy` allows command
 execution in pods, `pods/log` reads logs), no `watch` (neither preview nor preflight watches), and
 no write verb: a server-side dry run needs `patch`, so previews with this role fall back to a
 client-side diff (`kubeProvider.Update`, a Forbidden dry run is not an error).

@@ -13,12 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
-
-import promql_parser
 
 from components.observability.dashboard import CONFIGMAP_NAME, DASHBOARD_FILE
-from components.observability.monitors import MODEL_METRIC_LABEL
+from config.checks.observability import selected_models, vector_selectors
 from config.spec.platform import PlatformSpec
 from config.upstream.vllm_metrics import vllm_series
 from config.upstream.volcano_metrics import KUBE_STATE_METRICS, PROMETHEUS_SERIES, volcano_series
@@ -54,32 +51,9 @@ def rendered_queries(rendered: Rendered) -> Iterator[Query]:
                     yield Query(f"{obj.file}: triggers[{t}]", trigger["metadata"]["query"])
 
 
-def _selected_models(selector: Any, models: set[str]) -> set[str]:
-    """The stack's models a selector can match, from its `model` matchers (a dashboard's `$model`
-    stands for any of them)."""
-    selected = set(models)
-    for matcher in selector.matchers.matchers:
-        if matcher.name != MODEL_METRIC_LABEL or matcher.value == "$model":
-            continue
-        if matcher.op == promql_parser.MatchOp.Equal:
-            selected &= {matcher.value}
-        elif matcher.op == promql_parser.MatchOp.Re:
-            selected &= {alternative.replace("\\.", ".") for alternative in matcher.value.split("|")}
-    return selected
-
-
-def _selectors(expr: str) -> list[Any]:
-    found: list[Any] = []
-    tree = promql_parser.parse(expr)
-    promql_parser.walk(
-        tree, lambda node: found.append(node) if isinstance(node, promql_parser.VectorSelector) else None
-    )
-    return found
-
-
 def query_problems(spec: PlatformSpec, query: Query) -> list[str]:
     try:
-        selectors = _selectors(query.expr)
+        selectors = vector_selectors(query.expr)
     except ValueError as error:
         return [f"{query.where}: does not parse as PromQL ({error}): {query.expr}"]
     models = {m.name: m for m in spec.models.values()}
@@ -90,7 +64,7 @@ def query_problems(spec: PlatformSpec, query: Query) -> list[str]:
         if name is None:
             problems.append(f"{query.where}: a selector without a metric name cannot be checked")
         elif name.startswith("vllm:"):
-            selected = _selected_models(selector, set(models))
+            selected = selected_models(selector, models, variable="$model")
             if not selected:
                 problems.append(f"{query.where}: `{name}` selects none of the stack's models")
             lacking = sorted(m for m in selected if name not in vllm_series(models[m].vllm_version))

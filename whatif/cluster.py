@@ -18,9 +18,9 @@ from typing import Any
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
-from whatif.scheduler.model import HyperNode, Job, Node, Queue, SubGroupPolicy, Task
+from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
-from whatif.scheduler.scenario import hypernodes_of, task_status, topology_of
+from whatif.scheduler.scenario import hypernodes_of, subgroup_policies, task_status, topology_of
 
 PREEMPTABLE = "volcano.sh/preemptable"
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -176,17 +176,7 @@ def _task(pod: dict[str, Any], job: str, priorities: dict[str, int], default: in
 def pod_group_job(obj: dict[str, Any], priorities: dict[str, int], default: int, order: int) -> Job:
     metadata, spec = obj["metadata"], obj.get("spec") or {}
     annotations = metadata.get("annotations") or {}
-    policies = [
-        SubGroupPolicy(
-            str(p.get("name", "")),
-            int(p.get("subGroupSize") or 1),
-            int(p.get("minSubGroups") or 0),
-            dict((p.get("labelSelector") or {}).get("matchLabels") or {}),
-            tuple(p.get("matchLabelKeys") or ()),
-            topology_of(p.get("networkTopology")),
-        )
-        for p in spec.get("subGroupPolicy") or []
-    ]
+    policies = subgroup_policies(spec.get("subGroupPolicy") or [])
     flag = annotations.get(PREEMPTABLE)
     pc = spec.get("priorityClassName")
     return Job(

@@ -13,8 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from components.observability.monitors import MODEL_METRIC_LABEL
-from config.platform_labels import MANAGED_BY
+from config.platform_labels import MANAGED_BY, MODEL_METRIC_LABEL
 from config.schema.quantity import quantity_value
 from config.sections.observability import AlertsConfig
 from config.spec.model import ModelSpec

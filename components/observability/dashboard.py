@@ -13,8 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from components.observability.alerts import one_of
-from components.observability.monitors import MODEL_METRIC_LABEL
-from config.platform_labels import MANAGED_BY
+from config.platform_labels import MANAGED_BY, MODEL_METRIC_LABEL
 from config.spec.platform import PlatformSpec
 from config.upstream.vllm_metrics import kv_cache_usage_metric
 from config.upstream.volcano_metrics import VOLCANO_SCALAR_MILLI

@@ -12,14 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from components.inference.metadata import object_metadata
-from config.platform_labels import MANAGED_BY, model_selector
+from config.platform_labels import MANAGED_BY, MODEL_METRIC_LABEL, model_selector
 from config.sections.observability import ObservabilityConfig
 from config.spec.model import ModelSpec
 from config.upstream.lws import LWS_NAME_LABEL, LWS_WORKER_INDEX_LABEL
 from config.upstream.monitoring import MONITORING_API_VERSION
 from config.upstream.volcano import VOLCANO_METRICS_PORT_NAME, VOLCANO_METRICS_SERVICES, VOLCANO_NAMESPACE
 
-MODEL_METRIC_LABEL = "model"
 TENANT_METRIC_LABEL = "tenant"
 METRICS_PATH = "/metrics"
 

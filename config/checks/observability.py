@@ -3,9 +3,11 @@ autoscaler blind, and settings that contradict each other."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from config.errors import Problem, join_path
+from config.platform_labels import MODEL_METRIC_LABEL
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.upstream.monitoring import exposed_series
@@ -13,9 +15,6 @@ from config.upstream.versions import version_text
 from config.upstream.vllm_metrics import DISABLE_STATS_FLAG, VLLM_METRICS, vllm_series
 from config.upstream.volcano_metrics import VOLCANO_METRICS_VERSION
 
-# The label the model monitors put on every scraped series (`components.observability.monitors`,
-# `MODEL_METRIC_LABEL`; that layer is above this one, a test keeps them equal).
-MODEL_LABEL = "model"
 # Labels each alert sets itself: `severity` (Alertmanager routes pages on it), `load_budget`, and
 # `alertname`, which Prometheus sets from the rule's name.
 ALERT_OWN_LABELS = ("severity", "alertname", "load_budget")
@@ -222,7 +221,8 @@ def _timing(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
     return problems
 
 
-def _vector_selectors(query: str) -> list[Any]:
+def vector_selectors(query: str) -> list[Any]:
+    """Every series selector of a PromQL expression."""
     import promql_parser
 
     found: list[Any] = []
@@ -233,13 +233,14 @@ def _vector_selectors(query: str) -> list[Any]:
     return found
 
 
-def _selected(selector: Any, models: dict[str, ModelSpec]) -> set[str]:
-    """The stack's models a selector can match, from its `model` matchers."""
+def selected_models(selector: Any, models: Iterable[str], variable: str | None = None) -> set[str]:
+    """The stack's models a selector can match, from its `model` matchers; a matcher on
+    `variable` (a dashboard's `$model`) stands for any model."""
     import promql_parser
 
     selected = set(models)
     for matcher in selector.matchers.matchers:
-        if matcher.name != MODEL_LABEL:
+        if matcher.name != MODEL_METRIC_LABEL or (variable is not None and matcher.value == variable):
             continue
         if matcher.op == promql_parser.MatchOp.Equal:
             selected &= {matcher.value}
@@ -259,7 +260,7 @@ def _activation(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
     path = join_path("models", model.name, "autoscaling", "activation", "query")
     query = scaling.activation.query
     try:
-        selectors = _vector_selectors(query)
+        selectors = vector_selectors(query)
     except ValueError:
         return []  # reported by the section
     for selector in selectors:
@@ -268,7 +269,7 @@ def _activation(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             continue
         if name not in ANY_VLLM_SERIES:
             return [_never(path, f"`{name}` is a series no vLLM release exports", query)]
-        selected = _selected(selector, spec.models)
+        selected = selected_models(selector, spec.models)
         if model.name in selected:
             return [
                 _never(
@@ -289,6 +290,6 @@ def _never(path: str, why: str, query: str) -> Problem:
         path,
         f"{why}, so the query returns nothing and the model, once at zero, never wakes",
         "query a series that exists without the model's pods (a gateway's or ingress' request rate for it), "
-        f"or another model's series with its `{MODEL_LABEL}` label",
+        f"or another model's series with its `{MODEL_METRIC_LABEL}` label",
         got=query,
     )

@@ -6,12 +6,11 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from config.schema.base import ConfigModel
-from config.sections.volcano import ChartVersion
+from config.sections.volcano import ChartAccess, ChartVersion
 from config.upstream.lws import LWS_DEFAULT_VERSION
 
 
-class LwsConfig(ConfigModel):
+class LwsConfig(ChartAccess):
     """`lws`: chart and gang-scheduling mode of the LeaderWorkerSet controller."""
 
     install: bool | None = None
@@ -38,14 +37,6 @@ class LwsConfig(ConfigModel):
     image_pull_secret: str | None = None
     """Entry of `registries` to pull the controller image with; the program creates the Secret
     in `lws-system`. Its `server` must be the image's registry. Default: `cluster.mirror.pullSecret`."""
-    chart_credentials: str | None = None
-    """Entry of `registries` whose username and password pull the chart (a private Harbor
-    project, a Helm repository behind basic auth). Default: `cluster.mirror.chartCredentials` for
-    a chart from the mirror, else the entry whose `server` is the chart's host, else none. The
-    password stays a secret in the Release's inputs."""
-    chart_ca_file: str | None = None
-    """CA bundle for the chart's registry, a path on the machine that runs `pulumi up`
-    (`repositoryOpts.caFile`). Default: `cluster.mirror.chartCaFile` for a chart from the mirror."""
     gang_scheduling: bool = False
     """Let LWS create one Volcano PodGroup per group itself. Those PodGroups carry no network
     topology and no priority class, so it is only allowed when no model asks for a topology

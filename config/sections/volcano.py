@@ -170,7 +170,20 @@ class SchedulerConfig(ConfigModel):
         return actions
 
 
-class VolcanoConfig(ConfigModel):
+class ChartAccess(ConfigModel):
+    """How a Helm chart of the stack is pulled from a private registry (Volcano's and LWS's)."""
+
+    chart_credentials: str | None = None
+    """Entry of `registries` whose username and password pull the chart (a private Harbor
+    project, a Helm repository behind basic auth). Default: `cluster.mirror.chartCredentials` for
+    a chart from the mirror, else the entry whose `server` is the chart's host, else none. The
+    password stays a secret in the Release's inputs."""
+    chart_ca_file: str | None = None
+    """CA bundle for the chart's registry, a path on the machine that runs `pulumi up`
+    (`repositoryOpts.caFile`). Default: `cluster.mirror.chartCaFile` for a chart from the mirror."""
+
+
+class VolcanoConfig(ChartAccess):
     """`volcano`: chart, images, replicas and the scheduler policy."""
 
     version: ChartVersion = VOLCANO_DEFAULT_VERSION
@@ -198,14 +211,6 @@ class VolcanoConfig(ConfigModel):
     image_pull_secret: str | None = None
     """Entry of `registries` to pull the Volcano images with; the program creates the Secret in
     `volcano-system`. Its `server` must be the images' registry. Default: `cluster.mirror.pullSecret`."""
-    chart_credentials: str | None = None
-    """Entry of `registries` whose username and password pull the chart (a private Harbor
-    project, a Helm repository behind basic auth). Default: `cluster.mirror.chartCredentials` for
-    a chart from the mirror, else the entry whose `server` is the chart's host, else none. The
-    password stays a secret in the Release's inputs."""
-    chart_ca_file: str | None = None
-    """CA bundle for the chart's registry, a path on the machine that runs `pulumi up`
-    (`repositoryOpts.caFile`). Default: `cluster.mirror.chartCaFile` for a chart from the mirror."""
     replicas: ComponentReplicas = ComponentReplicas()
     """Replicas of the Volcano components."""
     resources: ComponentResources = ComponentResources()

@@ -7,19 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from components.observability.monitors import MODEL_METRIC_LABEL
 from config.checks.credentials import server_matches
 from config.checks.models import MAX_OBJECT_BYTES
-from config.checks.observability import MODEL_LABEL
 from config.checks.vllm import image_build
 from tests.components.helpers import DEPLOY_MODEL, LWS_MODEL, SEED
 from tests.conftest import load, mutate, paths_of, problems_of
 
 BLOB = "x" * 8192
-
-
-def test_the_activation_check_reads_the_label_the_monitors_set() -> None:
-    assert MODEL_LABEL == MODEL_METRIC_LABEL
 
 
 def test_the_object_cap_is_etcds_default_request_limit() -> None:

@@ -73,33 +73,29 @@ class Framework:
         return next((p for tier in self.tiers for p in tier if p.name == name), None)
 
     # Orders: the first non-zero answer, then the fallback.
-    def job_order(self, left: Job, right: Job) -> bool:
-        for fn in self._each("job_order", "enableJobOrder"):
-            answer = fn(left, right)
+    def _first_opinion(self, method: str, flag: str | None, *args: Any) -> bool | None:
+        """True when the first plugin with an opinion puts the left one first; None if none has."""
+        for fn in self._each(method, flag):
+            answer = fn(*args)
             if answer:
                 return bool(answer < 0)
-        return (left.order, left.uid) < (right.order, right.uid)
+        return None
+
+    def job_order(self, left: Job, right: Job) -> bool:
+        answer = self._first_opinion("job_order", "enableJobOrder", left, right)
+        return (left.order, left.uid) < (right.order, right.uid) if answer is None else answer
 
     def queue_order(self, left: Queue, right: Queue) -> bool:
-        for fn in self._each("queue_order", "enableQueueOrder"):
-            answer = fn(left, right)
-            if answer:
-                return bool(answer < 0)
-        return (left.order, left.name) < (right.order, right.name)
+        answer = self._first_opinion("queue_order", "enableQueueOrder", left, right)
+        return (left.order, left.name) < (right.order, right.name) if answer is None else answer
 
     def victim_queue_order(self, left: Queue, right: Queue, preemptor: Queue) -> bool:
-        for fn in self._each("victim_queue_order", None):
-            answer = fn(left, right, preemptor)
-            if answer:
-                return bool(answer < 0)
-        return not self.queue_order(left, right)
+        answer = self._first_opinion("victim_queue_order", None, left, right, preemptor)
+        return not self.queue_order(left, right) if answer is None else answer
 
     def task_order(self, left: Task, right: Task) -> bool:
-        for fn in self._each("task_order", "enableTaskOrder"):
-            answer = fn(left, right)
-            if answer:
-                return bool(answer < 0)
-        return compare_task(left, right)
+        answer = self._first_opinion("task_order", "enableTaskOrder", left, right)
+        return compare_task(left, right) if answer is None else answer
 
     # Job predicates.
     def job_valid(self, job: Job) -> str | None:

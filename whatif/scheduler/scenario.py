@@ -38,6 +38,22 @@ def topology_of(spec: dict[str, Any] | None) -> Topology | None:
     return Topology(str(spec.get("mode", "hard")), int(tier) if tier is not None else None, spec.get("highestTierName"))
 
 
+def subgroup_policies(items: list[dict[str, Any]]) -> list[SubGroupPolicy]:
+    """A PodGroup's `spec.subGroupPolicy`, with the defaults of `BuildSubGroupPolicy` (size 1,
+    no minimum of sub-groups)."""
+    return [
+        SubGroupPolicy(
+            str(p.get("name", "")),
+            int(p.get("subGroupSize") or 1),
+            int(p.get("minSubGroups") or 0),
+            dict((p.get("labelSelector") or {}).get("matchLabels") or {}),
+            tuple(p.get("matchLabelKeys") or ()),
+            topology_of(p.get("networkTopology")),
+        )
+        for p in items
+    ]
+
+
 def task_status(phase: str, node: str) -> str:
     if phase == "Running":
         return RUNNING
@@ -100,17 +116,7 @@ def session_of(scenario: dict[str, Any]) -> Session:
     for pg in scenario.get("podGroups") or []:
         uid = f"{pg['namespace']}/{pg['name']}"
         annotations = pg.get("annotations") or {}
-        policies = [
-            SubGroupPolicy(
-                str(p["name"]),
-                int(p.get("subGroupSize", 1)),
-                int(p.get("minSubGroups", 0)),
-                dict((p.get("labelSelector") or {}).get("matchLabels") or {}),
-                tuple(p.get("matchLabelKeys") or ()),
-                topology_of(p.get("networkTopology")),
-            )
-            for p in pg.get("subGroupPolicy") or []
-        ]
+        policies = subgroup_policies(pg.get("subGroupPolicy") or [])
         preemptable = annotations.get("volcano.sh/preemptable")
         jobs[uid] = Job(
             uid,
