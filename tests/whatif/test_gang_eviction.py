@@ -104,3 +104,69 @@ def test_reclaim_takes_what_is_above_deserved() -> None:
     open_session(session, tiers)
     run_cycle(session, ["enqueue", "allocate", "gangpreempt", "gangreclaim"])
     assert len(session.evictions) == 1 and session.evictions[0].startswith("nb/")
+
+
+def preemption_scenario(pending_gpus: int) -> dict[str, Any]:
+    """Queue `a` on three 8-GPU nodes: low-priority gangs hold 4 GPUs of n1 and of n3, a running
+    high-priority job holds n2 and wants one more pod of `pending_gpus`."""
+
+    def pod(gpus: int) -> dict[str, str]:
+        return {"cpu": "4", "memory": "32Gi", GPU: str(gpus)}
+
+    def group(name: str, priority: str, phase: str) -> dict[str, Any]:
+        return {
+            "name": name,
+            "namespace": "na",
+            "queue": "a",
+            "minMember": 1,
+            "phase": phase,
+            "priorityClass": priority,
+        }
+
+    def placed(name: str, node: str, gpus: int) -> dict[str, Any]:
+        return {
+            "name": f"{name}-0",
+            "namespace": "na",
+            "group": name,
+            "node": node,
+            "phase": "Running",
+            "requests": pod(gpus),
+        }
+
+    return {
+        "priorityClasses": {"low": 10, "high": 1000},
+        "queues": [{"name": "a", "deserved": {GPU: "24"}, "state": "Open"}],
+        "nodes": [
+            {"name": f"n{i}", "allocatable": {"cpu": "64", "memory": "512Gi", GPU: "8", "pods": "110"}}
+            for i in (1, 2, 3)
+        ],
+        "podGroups": [
+            group("low1", "low", "Running"),
+            group("low3", "low", "Running"),
+            group("high", "high", "Running"),
+        ],
+        "pods": [
+            placed("low1", "n1", 4),
+            placed("low3", "n3", 4),
+            placed("high", "n2", 8),
+            {"name": "high-1", "namespace": "na", "group": "high", "phase": "Pending", "requests": pod(pending_gpus)},
+        ],
+    }
+
+
+def test_a_gang_is_evicted_only_for_pods_that_can_then_be_placed(
+    committed_render: Callable[[str], StackRender],
+) -> None:
+    """`BuildNominationPlanInDomain` (pkg/scheduler/actions/utils/simulate.go, v1.15.1) keeps a
+    plan only when every pod of the sub-job found a node (`runSimulateTrialAtHyperNode`): a job
+    that is already ready does not evict for a pod no node can hold, however much the domain
+    frees in total (here 16 GPUs for a 12-GPU pod on 8-GPU nodes)."""
+    tiers, _, _ = policy_of(committed_render("aicloud-a").spec)
+    evictions = {}
+    for gpus in (8, 12):
+        session = session_of(preemption_scenario(gpus))
+        open_session(session, tiers)
+        run_cycle(session, ["enqueue", "allocate", "gangpreempt"])
+        evictions[gpus] = session.evictions
+    assert len(evictions[8]) == 1 and evictions[8][0] in ("na/low1-0", "na/low3-0")
+    assert evictions[12] == []

@@ -10,7 +10,7 @@ backfill (`backfill.go`) places only BestEffort pods.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import chain
 
 from whatif.scheduler.model import PENDING, Job, Node, Queue, Task
@@ -119,36 +119,43 @@ def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node 
     feasible nodes, or `CLASSES_PER_SEARCH` classes and a feasible one, and takes the first node of
     the best class.
     """
-    limit = len(session.classes) + 1
-    groups: Iterable[dict[str, Node]]
+    by_class: dict[tuple[int, int], dict[str, Node]]
+    keys: Iterable[tuple[int, int]]
     if nodes is None:
-        oldest = next(iter(session.classes.values()), {})
-        groups = chain([oldest], (g for g in reversed(session.classes.values()) if g is not oldest))
+        if session.unplaceable.get(task.shape) == session.moves:
+            return None  # searched in vain and nothing has moved since
+        by_class = session.classes
+        oldest = next(iter(by_class), None)
+        keys = chain([oldest] if oldest is not None else [], (k for k in reversed(by_class) if k != oldest))
         wanted = nodes_to_find(len(session.nodes))
         limit = CLASSES_PER_SEARCH
     else:
         wanted = len(nodes)
-        by_class: dict[tuple[int, int], dict[str, Node]] = {}
+        by_class = {}
         for node in nodes:
             by_class.setdefault(node.class_key, {})[node.name] = node
-        groups = by_class.values()
+        keys = list(by_class)
+        limit = len(by_class) + 1
+    verdicts, shape = session.verdicts, task.shape
     best: tuple[bool, float, str] | None = None
     chosen: Node | None = None
-    for visited, group in enumerate(groups):
+    for visited, key in enumerate(keys):
         if visited >= limit and chosen is not None:
             break
-        sample = next(iter(group.values()), None)
-        if sample is None:
-            continue
-        verdict = node_verdict(session, task, sample)
+        group = by_class[key]
+        cached = (key, shape)
+        verdict = verdicts[cached] if cached in verdicts else node_verdict(session, task, next(iter(group.values())))
         if verdict is None:
             continue
-        rank = (*verdict, sample.name)
-        if best is None or rank[:2] > best[:2] or (rank[:2] == best[:2] and rank[2] < best[2]):
-            best, chosen = rank, group[rank[2]]
+        name = next(iter(group))
+        rank = (*verdict, name)
+        if best is None or rank[:2] > best[:2] or (rank[:2] == best[:2] and name < best[2]):
+            best, chosen = rank, group[name]
         wanted -= len(group)
         if wanted <= 0:
             break
+    if chosen is None and nodes is None:
+        session.unplaceable[task.shape] = session.moves
     return chosen
 
 
@@ -204,28 +211,27 @@ def _worksheet(session: Session, job: Job) -> list[SubJob]:
     return required + rest
 
 
-def _members(session: Session, hypernode: str) -> list[Node] | None:
+def members(session: Session, hypernode: str) -> list[Node] | None:
     """The nodes of a HyperNode by name; None for the whole cluster (searched by node class)."""
     if hypernode == ROOT:
         return None
     return [session.nodes[n] for n in sorted(session.hypernodes[hypernode].nodes) if n in session.nodes]
 
 
-def _sub_domains(session: Session, sub: SubJob, hypernode: str, pending: list[Task]) -> list[str]:
+def sub_domains(session: Session, sub: SubJob, hypernode: str, pending: list[Task]) -> Iterator[str]:
     """`HyperNodeGradientForSubJobFn`: for a sub-group with a hard topology, the HyperNodes inside
     the job's that its tier allows and whose future idle resources hold its pending pods, narrowest
-    tier first and fullest first within a tier."""
+    tier first and fullest first within a tier. Each is checked as it is reached (a trial that
+    fails leaves the nodes as they were, so the answer is the one an upfront check gives)."""
     tier = sub.topology.tier if sub.topology is not None and sub.topology.mode == "hard" else None
     if tier is None:
-        return [hypernode]
-    inside = session.hypernodes[hypernode].nodes
+        yield hypernode
+        return
     need = total(t.resreq for t in pending)
-    found = [
-        h.name
-        for h in session.hypernodes.values()
-        if h.tier <= tier and h.nodes <= inside and fits(need, session.hypernode_totals[h.name].future_idle)
-    ]
-    return sorted(found, key=lambda h: (session.hypernodes[h].tier, -_fullness(session, h, need), h))
+    allowed = [h.name for h in session.inside(hypernode) if h.tier <= tier]
+    for name in sorted(allowed, key=lambda h: (session.hypernodes[h].tier, -_fullness(session, h, need), h)):
+        if fits(need, session.hypernode_totals[name].future_idle) and may_hold_a_pod(session, name, pending):
+            yield name
 
 
 def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None:
@@ -235,9 +241,9 @@ def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None
     fw = session.fw
     for sub in _worksheet(session, job):
         pending = [t for t in sub.tasks if t.status == PENDING and not t.best_effort]
-        for domain in _sub_domains(session, sub, hypernode, pending):
+        for domain in sub_domains(session, sub, hypernode, pending):
             trial = Statement(session)
-            place_tasks(session, job, pending, _members(session, domain), trial, sub)
+            place_tasks(session, job, pending, members(session, domain), trial, sub)
             if trial.operations and (sub.is_pipelined() if sub.policy is not None else fw.job_pipelined(job)):
                 stmt.merge(trial)
                 break
@@ -289,6 +295,25 @@ def _fullness(session: Session, hypernode: str, need: Resources) -> float:
     return sum(shares) / len(shares) if shares else 0.0
 
 
+def may_hold_a_pod(session: Session, hypernode: str, pending: list[Task]) -> bool:
+    """Whether some pending pod fits the most any one node of the HyperNode has free: when none
+    does, a search there places nothing (the virtual root is always searched)."""
+    peak = session.peak_future_idle(hypernode)
+    if peak is None:
+        return True
+    shapes = {t.shape: t.resreq for t in pending if not t.best_effort}
+    return any(fits(request, peak) for request in shapes.values())
+
+
+def _may_progress(session: Session, hypernode: str, least: Resources, pending: list[Task]) -> bool:
+    """A HyperNode worth a trial: its future idle total holds the least that would make progress
+    and one of its nodes holds a pending pod."""
+    totals = session.hypernode_totals.get(hypernode)
+    if totals is not None and not fits(least, totals.future_idle):
+        return False
+    return may_hold_a_pod(session, hypernode, pending)
+
+
 def place_job(session: Session, job: Job) -> Statement | None:
     """`allocateForJob` or `allocateResourcesForTasks` on every node, then the commit rule."""
     fw = session.fw
@@ -300,12 +325,13 @@ def place_job(session: Session, job: Job) -> Statement | None:
             # Upstream dry-runs every HyperNode of the gradient and keeps the best score; the model
             # tries them fullest first (the HyperNode binpack preference) and keeps the first that
             # holds the job, which is what that score prefers and keeps large clusters fast.
-            need = total(t.resreq for t in job.pending_tasks())
+            pending = job.pending_tasks()
+            need = total(t.resreq for t in pending)
             least = _least_progress(job)
-            for hypernode in sorted(gradient, key=lambda h: (-_fullness(session, h, need), h)):
-                totals = session.hypernode_totals.get(hypernode)
-                if totals is not None and not fits(least, totals.future_idle):
-                    continue  # cannot hold even the least that would make progress
+            hold = [h for h in gradient if _may_progress(session, h, least, pending)]
+            if len(hold) < len(gradient):
+                session.unschedulable[job.uid] = "nodes"
+            for hypernode in sorted(hold, key=lambda h: (-_fullness(session, h, need), h)):
                 stmt = Statement(session)
                 if hypernode in session.hypernodes:
                     _try_in(session, job, hypernode, stmt)

@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from whatif.scheduler.actions import allocate, backfill, enqueue
-from whatif.scheduler.eviction import gangpreempt, gangreclaim, preempt, reclaim
+from whatif.scheduler.eviction import preempt, reclaim
 from whatif.scheduler.framework import Framework, Plugin
+from whatif.scheduler.gang_eviction import gangpreempt, gangreclaim
 from whatif.scheduler.model import BOUND, RUNNING, SUCCEEDED
 from whatif.scheduler.plugins import (
     AbstainingPlugin,
@@ -66,7 +67,7 @@ def open_session(session: Session, tiers: Sequence[Sequence[dict[str, Any]]], de
     for job in session.jobs.values():
         normalise(job, session.hypernodes)
     session.index_hypernodes()
-    session.verdicts = {}
+    session.verdicts, session.unplaceable = {}, {}
     for tier in tiers:
         plugins = []
         for option in tier:

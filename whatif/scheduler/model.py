@@ -29,6 +29,8 @@ ALLOCATED_STATUSES = frozenset({BOUND, BINDING, RUNNING, ALLOCATED})
 ON_NODE = ALLOCATED_STATUSES | {RELEASING}
 """Statuses counted in a node's `Used`."""
 PREEMPTABLE_STATUSES = frozenset({BOUND, RUNNING})
+READY_STATUSES = (BOUND, BINDING, RUNNING, ALLOCATED, SUCCEEDED)
+VALID_STATUSES = (*READY_STATUSES, PIPELINED, PENDING)
 
 
 @dataclass(eq=False)
@@ -65,7 +67,7 @@ class Task:
             (tuple(sorted(self.resreq.items())), tuple(sorted(self.node_selector.items())), repr(self.tolerations))
         )
 
-    @property
+    @cached_property
     def best_effort(self) -> bool:
         return is_empty(self.resreq)
 
@@ -90,6 +92,18 @@ class Topology:
     tier_name: str | None = None
 
 
+def _count(held: Resources, requested: Resources, status: str, request: Resources, sign: int) -> None:
+    """Add (1) or take (-1) a pod's request to a job's sums: held when allocated, requested when
+    allocated or pending."""
+    if status in ALLOCATED_STATUSES:
+        for name, amount in request.items():
+            held[name] = held.get(name, 0.0) + sign * amount
+            requested[name] = requested.get(name, 0.0) + sign * amount
+    elif status == PENDING:
+        for name, amount in request.items():
+            requested[name] = requested.get(name, 0.0) + sign * amount
+
+
 @dataclass(eq=False)
 class Job:
     uid: str
@@ -106,6 +120,10 @@ class Job:
     allocated_hypernode: str = ""
     tasks: list[Task] = field(default_factory=list)
     order: int = 0
+    _tally: dict[tuple[str, bool], int] | None = field(default=None, repr=False)
+    _tallied: int = field(default=0, repr=False)
+    _held: Resources = field(default_factory=dict, repr=False)
+    _requested: Resources = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -115,12 +133,41 @@ class Job:
     def namespace(self) -> str:
         return self.uid.partition("/")[0]
 
+    def tally(self) -> dict[tuple[str, bool], int]:
+        """(status, BestEffort) -> pods: counted once, then kept by `Session.set_status` (the only
+        place a status changes), as the scheduler's `TaskStatusIndex` is."""
+        if self._tally is None or self._tallied != len(self.tasks):
+            tally: dict[tuple[str, bool], int] = {}
+            held: Resources = {}
+            requested: Resources = {}
+            for task in self.tasks:
+                key = (task.status, task.best_effort)
+                tally[key] = tally.get(key, 0) + 1
+                _count(held, requested, task.status, task.resreq, 1)
+            self._tally, self._tallied, self._held, self._requested = tally, len(self.tasks), held, requested
+        return self._tally
+
+    def moved(self, task: Task, before: str) -> None:
+        """Keep `tally` and the sums after `task` went from `before` to its status now."""
+        if self._tally is not None:
+            old, new = (before, task.best_effort), (task.status, task.best_effort)
+            self._tally[old] -= 1
+            self._tally[new] = self._tally.get(new, 0) + 1
+            _count(self._held, self._requested, before, task.resreq, -1)
+            _count(self._held, self._requested, task.status, task.resreq, 1)
+
+    def requested(self) -> Resources:
+        """What the pods allocated or pending request (a queue's `request` counts these)."""
+        self.tally()
+        return self._requested
+
     def count(self, *statuses: str) -> int:
-        return sum(1 for t in self.tasks if t.status in statuses)
+        tally = self.tally()
+        return sum(tally.get((s, False), 0) + tally.get((s, True), 0) for s in statuses)
 
     @property
     def ready_num(self) -> int:
-        return sum(1 for t in self.tasks if t.status in ALLOCATED_STATUSES or t.status == SUCCEEDED)
+        return self.count(*READY_STATUSES)
 
     @property
     def waiting_num(self) -> int:
@@ -128,13 +175,11 @@ class Job:
 
     @property
     def pending_best_effort(self) -> int:
-        return sum(1 for t in self.tasks if t.status == PENDING and t.best_effort)
+        return self.tally().get((PENDING, True), 0)
 
     @property
     def valid_num(self) -> int:
-        return sum(
-            1 for t in self.tasks if t.status in ALLOCATED_STATUSES or t.status in (SUCCEEDED, PIPELINED, PENDING)
-        )
+        return self.count(*VALID_STATUSES)
 
     def is_ready(self) -> bool:
         return self.ready_num + self.pending_best_effort >= self.min_member
@@ -150,11 +195,9 @@ class Job:
 
     @property
     def allocated(self) -> Resources:
-        out: Resources = {}
-        for task in self.tasks:
-            if task.status in ALLOCATED_STATUSES:
-                add(out, task.resreq)
-        return out
+        """What the allocated pods hold (a copy)."""
+        self.tally()
+        return dict(self._held)
 
     def pending_tasks(self) -> list[Task]:
         return [t for t in self.tasks if t.status == PENDING]
@@ -252,6 +295,26 @@ class Node:
         """Recompute what follows from `used`, `releasing` and `pipelined` after they change."""
         self.idle = minus(self.allocatable, self.used)
         self.future_idle = minus(add(dict(self.idle), self.releasing), self.pipelined)
+        self._rekey()
+
+    def move(self, request: Resources, held: int, releasing: int, pipelined: int) -> None:
+        """`request` added (1) to or taken (-1) from what the node holds, releases and has
+        pipelined; idle and future idle follow linearly, as `refresh` would compute them."""
+        future = releasing - held - pipelined
+        used, idle, future_idle = self.used, self.idle, self.future_idle
+        for name, amount in request.items():
+            if held:
+                used[name] = used.get(name, 0.0) + held * amount
+                idle[name] = idle.get(name, 0.0) - held * amount
+            if releasing:
+                self.releasing[name] = self.releasing.get(name, 0.0) + releasing * amount
+            if pipelined:
+                self.pipelined[name] = self.pipelined.get(name, 0.0) + pipelined * amount
+            if future:
+                future_idle[name] = future_idle.get(name, 0.0) + future * amount
+        self._rekey()
+
+    def _rekey(self) -> None:
         self.state_key = hash(
             (
                 tuple(sorted(self.used.items())),

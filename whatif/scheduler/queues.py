@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from whatif.scheduler.framework import PERMIT, REJECT, Plugin, Victims
-from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, Job, Queue, Task
+from whatif.scheduler.model import ALLOCATED_STATUSES, Job, Queue, Task
 from whatif.scheduler.quota import (
     MAX,
     capability_of,
@@ -63,12 +63,8 @@ def _inqueue_of(job: Job) -> Resources:
 
 
 def _account(attr: QueueAttr, job: Job) -> None:
-    for task in job.tasks:
-        if task.status in ALLOCATED_STATUSES:
-            add(attr.allocated, task.resreq)
-            add(attr.request, task.resreq)
-        elif task.status == PENDING:
-            add(attr.request, task.resreq)
+    add(attr.allocated, job.allocated)
+    add(attr.request, job.requested())
     add(attr.inqueue, _inqueue_of(job))
     add(attr.elastic, job.elastic())
 
@@ -182,16 +178,13 @@ class CapacityPlugin(QueuePlugin):
                 continue
             if attr.children:
                 return False
-            before = QueueAttr(attr.name, {}, {}, {})
-            before.allocated, before.request = dict(attr.allocated), dict(attr.request)
-            before.inqueue, before.elastic = dict(attr.inqueue), dict(attr.elastic)
-            _account(attr, job)
-            for ancestor in attr.ancestors:
-                up = self.attrs[ancestor]
-                add(up.allocated, minus(attr.allocated, before.allocated))
-                add(up.request, minus(attr.request, before.request))
-                add(up.inqueue, minus(attr.inqueue, before.inqueue))
-                add(up.elastic, minus(attr.elastic, before.elastic))
+            part = QueueAttr(attr.name, {}, {}, {}, allocated={}, request={}, inqueue={}, elastic={})
+            _account(part, job)
+            for up in [attr] + [self.attrs[a] for a in attr.ancestors]:
+                add(up.allocated, part.allocated)
+                add(up.request, part.request)
+                add(up.inqueue, part.inqueue)
+                add(up.elastic, part.elastic)
         root = self.attrs[ROOT]
         if all(v < 0.1 for k, v in root.capability.items() if k != "pods"):
             root.capability = {k: MAX for k in set(self._total()) | {"cpu", "memory"}}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from config.schema.quantity import quantity_value
 
@@ -25,9 +26,15 @@ def scheduler_units(requests: Mapping[str, object]) -> Resources:
     for name, text in requests.items():
         if name.startswith("count/"):
             continue
-        amount = float(quantity_value(str(text)))
-        out[name] = amount if name in ("memory", PODS) else amount * 1000
+        out[name] = _units(name, str(text))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _units(name: str, text: str) -> float:
+    """One quantity in the scheduler's units; a dump of 50,000 pods spells few distinct ones."""
+    amount = float(quantity_value(text))
+    return amount if name in ("memory", PODS) else amount * 1000
 
 
 def add(total: Resources, other: Mapping[str, float], sign: float = 1.0) -> Resources:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from whatif.scheduler.model import (
     ALLOCATED,
+    ALLOCATED_STATUSES,
     BINDING,
     ON_NODE,
     PENDING,
@@ -27,7 +28,8 @@ from whatif.scheduler.model import (
     Queue,
     Task,
 )
-from whatif.scheduler.resources import Resources, add
+from whatif.scheduler.resources import INFINITE, Resources, add
+from whatif.scheduler.topology import ROOT
 
 if TYPE_CHECKING:
     from whatif.scheduler.framework import Framework
@@ -55,10 +57,17 @@ class Session:
     search over the whole cluster decides once per class."""
     verdicts: dict[tuple[tuple[int, int], int], tuple[bool, float] | None] = field(default_factory=dict)
     """(node class, task shape) -> the node's answer for such a task (`actions.node_verdict`)."""
+    moves: int = 0
+    """Counts the pods placed on or taken off a node, so an answer can be kept until one moves."""
+    unplaceable: dict[int, int] = field(default_factory=dict)
+    """Task shape -> `moves` when a search of the whole cluster last found no node for it."""
     node_hypernodes: dict[str, list[HyperNodeTotals]] = field(default_factory=dict)
     hypernode_totals: dict[str, HyperNodeTotals] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
     """Job -> why the last action that tried it could not place it (for `explain`)."""
+    _indexed: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _inside: dict[str, list[HyperNode]] = field(default_factory=dict, repr=False)
+    _by_priority: list[Job] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         for job in self.jobs.values():
@@ -70,16 +79,23 @@ class Session:
 
     def index_hypernodes(self) -> None:
         """Each node's HyperNodes and every HyperNode's totals, kept up to date by `_place`, so a
-        search over HyperNodes does not add up their nodes again."""
+        search over HyperNodes does not add up their nodes again. Kept across cycles while the
+        HyperNodes stay the same (the virtual root is added anew each cycle with the same nodes)."""
+        indexed = {h.name: h.nodes for h in self.hypernodes.values()}
+        if indexed == self._indexed:
+            return
+        self._indexed = indexed
+        self._inside = {}
         self.node_hypernodes = {name: [] for name in self.nodes}
         self.hypernode_totals = {}
         for hypernode in self.hypernodes.values():
-            totals = HyperNodeTotals()
+            totals = HyperNodeTotals(hypernode.name != ROOT)
             for name in hypernode.nodes:
                 node = self.nodes.get(name)
                 if node is None:
                     continue
                 self.node_hypernodes[name].append(totals)
+                totals.members.append(node)
                 for part, values in totals.parts(node):
                     add(part, values)
             self.hypernode_totals[hypernode.name] = totals
@@ -99,39 +115,43 @@ class Session:
         node = self.nodes.get(task.node)
         if node is None:
             return
-        above = self.node_hypernodes.get(node.name, ())
-        names = tuple(task.resreq)
-        before = [{k: values.get(k, 0.0) for k in names} for values in node_parts(node)] if above else []
+        self.moves += 1
         bucket = self.classes.get(node.class_key)
         if bucket is not None:
             bucket.pop(node.name, None)
             if not bucket:
                 del self.classes[node.class_key]
-        if status in ON_NODE:
-            add(node.used, task.resreq, sign)
-        if status == RELEASING:
-            add(node.releasing, task.resreq, sign)
-        if status == PIPELINED:
-            add(node.pipelined, task.resreq, sign)
+        request = tuple(task.resreq.items())
+        held = sign if status in ON_NODE else 0
+        releasing = sign if status == RELEASING else 0
+        pipelined = sign if status == PIPELINED else 0
         if sign > 0:
             node.tasks[task.uid] = task
         else:
             node.tasks.pop(task.uid, None)
-        node.refresh()
+        node.move(task.resreq, held, releasing, pipelined)
         self.classes.setdefault(node.class_key, {})[node.name] = node
-        if above:
-            deltas = [
-                [(k, change) for k in names if (change := values.get(k, 0.0) - old[k])]
-                for values, old in zip(node_parts(node), before, strict=True)
-            ]
-            for totals in above:
-                for part, delta in zip(totals.moving(), deltas, strict=True):
-                    for name, change in delta:
-                        part[name] = part.get(name, 0.0) + change
+        # idle = allocatable - used and future idle = idle + releasing - pipelined move linearly.
+        changes = (held, -held, releasing - held - pipelined, releasing)
+        for totals in self.node_hypernodes.get(node.name, ()):
+            totals.peak = None
+            for part, change in zip(totals.moving(), changes, strict=True):
+                if change:
+                    for name, amount in request:
+                        part[name] = part.get(name, 0.0) + change * amount
 
     def set_status(self, task: Task, status: str, node: str | None = None) -> None:
-        self._place(task, task.status, -1)
+        before = task.status
+        job = self.jobs.get(task.job)
+        if before in ALLOCATED_STATUSES and status in ALLOCATED_STATUSES and node in (None, task.node):
+            task.status = status  # allocated, binding, bound, running: the node holds the same
+            if job is not None:
+                job.moved(task, before)
+            return
+        self._place(task, before, -1)
         task.status = status
+        if job is not None:
+            job.moved(task, before)
         if node is not None:
             task.node = node
         if status == PENDING:
@@ -139,16 +159,50 @@ class Session:
         else:
             self._place(task, status, +1)
 
+    def jobs_by_priority(self) -> list[Job]:
+        """Every job, lowest priority first (the order gang eviction selects victims in)."""
+        if len(self._by_priority) != len(self.jobs):
+            self._by_priority = sorted(self.jobs.values(), key=lambda j: (j.priority, j.uid))
+        return self._by_priority
+
+    def inside(self, hypernode: str) -> list[HyperNode]:
+        """The HyperNodes whose nodes all belong to `hypernode` (itself included)."""
+        if hypernode not in self._inside:
+            nodes = self.hypernodes[hypernode].nodes
+            self._inside[hypernode] = [h for h in self.hypernodes.values() if h.nodes <= nodes]
+        return self._inside[hypernode]
+
+    def peak_future_idle(self, hypernode: str) -> Resources | None:
+        """The most of each resource any one node of the HyperNode will have free (None for the
+        virtual root, whose search goes by node class): a pod that does not fit it fits on none of
+        its nodes, so a search there can be skipped."""
+        totals = self.hypernode_totals.get(hypernode)
+        if totals is None or not totals.bounded:
+            return None
+        if totals.peak is None:
+            peak: Resources = {}
+            for node in totals.members:
+                for name, amount in node.future_idle.items():
+                    if amount > peak.get(name, -INFINITE):
+                        peak[name] = amount
+            totals.peak = peak
+        return totals.peak
+
 
 @dataclass
 class HyperNodeTotals:
     """The sums over a HyperNode's nodes that the topology search and gang eviction compare."""
 
+    bounded: bool = True
+    """False for the virtual root, whose per-node peak is not kept."""
     allocatable: Resources = field(default_factory=dict)
     used: Resources = field(default_factory=dict)
     idle: Resources = field(default_factory=dict)
     future_idle: Resources = field(default_factory=dict)
     releasing: Resources = field(default_factory=dict)
+    members: list[Node] = field(default_factory=list)
+    peak: Resources | None = None
+    """`Session.peak_future_idle`, None once a pod on one of the nodes has moved."""
 
     def parts(self, node: Node) -> tuple[tuple[Resources, Resources], ...]:
         """(total, the node's part) pairs."""
