@@ -37,7 +37,7 @@ from live.cluster_state import read_file, state_from_objects
 from offline.render import render_stack
 from whatif.predict import policy_of, predict, simulate
 from whatif.scheduler.model import BINDING, RUNNING
-from whatif.workload import _index, _templates, build_session
+from whatif.workload import build_session, pod_templates, rendered_index
 
 PODS_PER_GROUP, PODS_PER_NODE = 25, 5
 """A PodGroup per five nodes: 2,000 PodGroups and 50,000 pods at 10,000 nodes."""
@@ -119,10 +119,10 @@ def settled(spec: Any, rendered: Any, first: dict[str, Any]) -> dict[str, Any]:
         if task is not None:
             spec_["nodeName"] = task.node
         items.append({**pod, "spec": spec_, "status": {"phase": "Running" if task else "Pending"}})
-    index = _index(rendered)
+    index = rendered_index(rendered)
     for number, (name, jobs) in enumerate(models.items()):
         model = spec.models[name]
-        found = _templates(model, index)
+        found = pod_templates(model, index)
         if found is None or number % NEW_EVERY == 0:
             continue
         templates, _replicas, size = found

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.exit import FOUND, OK, UsageError, stack_name
-from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, render_stack_of
+from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, command_parser, render_stack_of
 from live.cluster_state import DUMP_COMMAND, ClusterState, read_cluster, read_file
 
 TOOL_NAME = "volcano-platform"
@@ -132,29 +132,30 @@ def _stack_on_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
-    preflight = sub.add_parser(
+    preflight = command_parser(
+        sub,
+        formatter,
         "preflight",
-        help="compare a stack with what a live cluster (or a recorded List) already has; read-only",
-        description="Render the stack, read the cluster (GET and LIST only, or --from a file) and report what "
+        "compare a stack with what a live cluster (or a recorded List) already has; read-only",
+        "Render the stack, read the cluster (GET and LIST only, or --from a file) and report what "
         "`pulumi up` would meet: missing nodes, accelerator counts, label changes, taints, existing objects, "
         "installs, full queues. Exit 0 nothing found, 1 findings, 2 invalid config or unreadable input.",
-        epilog="examples:\n  volcano-platform preflight --stack aicloud-a\n"
-        "  volcano-platform preflight --stack aicloud-a --from cluster.json --json",
-        formatter_class=formatter,
+        "volcano-platform preflight --stack aicloud-a",
+        "volcano-platform preflight --stack aicloud-a --from cluster.json --json",
     )
     _stack_on_cluster_arguments(preflight)
     preflight.add_argument("--json", action="store_true", help="print the report as JSON instead of Markdown")
     preflight.set_defaults(handler=cmd_preflight)
-    topology = sub.add_parser(
+    topology = command_parser(
+        sub,
+        formatter,
         "import-topology",
-        help="print a stack's `topology` section from the tier labels the cluster's nodes carry; read-only",
-        description="Read the nodes (live, or --from a file) and write the topology section: one domain per "
+        "print a stack's `topology` section from the tier labels the cluster's nodes carry; read-only",
+        "Read the nodes (live, or --from a file) and write the topology section: one domain per "
         "label value, leaves with their nodes as compact ranges (zero-padding preserved). Exit 1 when the labels "
         "do not form a tree.",
-        epilog="examples:\n"
-        "  volcano-platform import-topology --tiers topology.example.com/leaf,topology.example.com/spine\n"
-        "  volcano-platform import-topology --stack aicloud-a --from cluster.json",
-        formatter_class=formatter,
+        "volcano-platform import-topology --tiers topology.example.com/leaf,topology.example.com/spine",
+        "volcano-platform import-topology --stack aicloud-a --from cluster.json",
     )
     topology.add_argument("--tiers", help="tier label keys, tier 1 (leaf) first, comma-separated")
     topology.add_argument(
@@ -167,44 +168,47 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
     )
     _cluster_arguments(topology, "the current one")
     topology.set_defaults(handler=cmd_import_topology)
-    whatif = sub.add_parser(
+    whatif = command_parser(
+        sub,
+        formatter,
         "whatif",
-        help="predict what the scheduler does with the stack on the cluster as it is; read-only",
-        description="Render the stack, read the cluster (GET and LIST only, or --from a file) and simulate the "
+        "predict what the scheduler does with the stack on the cluster as it is; read-only",
+        "Render the stack, read the cluster (GET and LIST only, or --from a file) and simulate the "
         "scheduler's next cycles with the stack's policy: for every model `fits` (and where), `fits-after-eviction` "
         "(the PodGroups preempted or reclaimed for it), `waits` or `never`, with the reason in stack keys; for "
         "every tenant the running work a quota change exposes. An estimate: the report names what it does not "
         "model. Exit 0 every model fits without eviction, 1 something is evicted, waits or never runs.",
-        epilog="examples:\n  volcano-platform whatif --stack aicloud-a\n"
-        "  volcano-platform whatif --stack aicloud-a --from cluster.json --json",
-        formatter_class=formatter,
+        "volcano-platform whatif --stack aicloud-a",
+        "volcano-platform whatif --stack aicloud-a --from cluster.json --json",
     )
     _stack_on_cluster_arguments(whatif)
     whatif.add_argument("--json", action="store_true", help="print the prediction as JSON (schema/whatif.schema.json)")
     whatif.set_defaults(handler=cmd_whatif)
-    explain = sub.add_parser(
+    explain = command_parser(
+        sub,
+        formatter,
         "explain",
-        help="say why a model is Pending or short of replicas, in numbers and stack keys; read-only",
-        description="Like whatif, for one model: the dominant reason it does not run (the queue at its capability, "
+        "say why a model is Pending or short of replicas, in numbers and stack keys; read-only",
+        "Like whatif, for one model: the dominant reason it does not run (the queue at its capability, "
         "no domain with enough free nodes, a priority that cannot preempt, queues that may not be reclaimed) and "
         "the stack key that would change it. Exit 0 when it runs, 1 when it does not.",
-        epilog="examples:\n  volcano-platform explain qwen2-72b-tenanta --stack aicloud-a --from cluster.json",
-        formatter_class=formatter,
+        "volcano-platform explain qwen2-72b-tenanta --stack aicloud-a --from cluster.json",
     )
     explain.add_argument("model", help="the model's name (a key of `models`)")
     _stack_on_cluster_arguments(explain)
     explain.set_defaults(handler=cmd_explain)
-    role = sub.add_parser(
+    role = command_parser(
+        sub,
+        formatter,
         "preview-role",
-        help="print the RBAC objects of a read-only preview identity for a stack",
-        description="Render the stack and print a ClusterRole, Roles in the stack's namespaces and their bindings "
+        "print the RBAC objects of a read-only preview identity for a stack",
+        "Render the stack and print a ClusterRole, Roles in the stack's namespaces and their bindings "
         "that allow exactly what `pulumi preview --refresh` and `preflight` read: get and list on the kinds the "
         "stack manages and the preflight reads, Secrets only in the stack's namespaces, no `*`, no subresources, "
         "no watch and no writes. Apply it (again whenever the stack gains a kind or a namespace) and give the "
         "preview workflow a kubeconfig of the subject.",
-        epilog="examples:\n  volcano-platform preview-role --stack aicloud-a | kubectl apply -f -\n"
-        "  volcano-platform preview-role --stack aicloud-a --subject Group:platform-previewers",
-        formatter_class=formatter,
+        "volcano-platform preview-role --stack aicloud-a | kubectl apply -f -",
+        "volcano-platform preview-role --stack aicloud-a --subject Group:platform-previewers",
     )
     role.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
     role.add_argument("--config-file", help=CONFIG_FILE_HELP)

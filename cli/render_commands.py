@@ -100,31 +100,47 @@ def cmd_check(args: argparse.Namespace) -> int:
     return FOUND if report.errors else OK
 
 
-def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
-    render = sub.add_parser(
-        "render",
-        help="render a stack to manifests, Helm values, a summary, a topology picture and an images list",
-        description="Run the program for one stack offline and write what it would register: manifests/, helm/, "
-        "resources.yaml, summary.md, summary.json, topology.svg and images.txt.",
-        epilog="examples:\n  volcano-platform render --stack dev\n"
-        "  volcano-platform render --stack aicloud-a --out /tmp/aicloud-a\n"
-        "  volcano-platform render --stack lab --config-file ~/clusters/Pulumi.lab.yaml",
+def command_parser(
+    sub: Any, formatter: type[argparse.HelpFormatter], name: str, summary: str, description: str, *examples: str
+) -> argparse.ArgumentParser:
+    """A subcommand with its one-line help, its description and its examples, laid out alike."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog="examples:\n" + "\n".join(f"  {example}" for example in examples),
         formatter_class=formatter,
+    )
+    return parser
+
+
+def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
+    render = command_parser(
+        sub,
+        formatter,
+        "render",
+        "render a stack to manifests, Helm values, a summary, a topology picture and an images list",
+        "Run the program for one stack offline and write what it would register: manifests/, helm/, "
+        "resources.yaml, summary.md, summary.json, topology.svg and images.txt.",
+        "volcano-platform render --stack dev",
+        "volcano-platform render --stack aicloud-a --out /tmp/aicloud-a",
+        "volcano-platform render --stack lab --config-file ~/clusters/Pulumi.lab.yaml",
     )
     render.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
     render.add_argument("--config-file", help=CONFIG_FILE_HELP)
     render.add_argument("--out", help="directory to write (default: out/<stack>); files the render owns are replaced")
     render.set_defaults(handler=cmd_render)
 
-    diff = sub.add_parser(
+    diff = command_parser(
+        sub,
+        formatter,
         "diff",
-        help="compare two renders, or a stack at a git revision with the working tree",
-        description="Compare two render directories object by object (matched by URN), or render --stack at --base "
+        "compare two renders, or a stack at a git revision with the working tree",
+        "Compare two render directories object by object (matched by URN), or render --stack at --base "
         "and in the working tree and compare those. Replacements and provider changes are called out.",
-        epilog="examples:\n  volcano-platform diff --stack aicloud-a --base origin/main\n"
-        "  volcano-platform diff --stack aicloud-a --base origin/main --markdown --keep out/diff/aicloud-a\n"
-        "  volcano-platform diff out/old out/new",
-        formatter_class=formatter,
+        "volcano-platform diff --stack aicloud-a --base origin/main",
+        "volcano-platform diff --stack aicloud-a --base origin/main --markdown --keep out/diff/aicloud-a",
+        "volcano-platform diff out/old out/new",
     )
     diff.add_argument("dirs", nargs="*", metavar="DIR", help="two render directories: old, then new")
     diff.add_argument("--stack", type=stack_name, help=STACK_HELP + " (with --base)")
@@ -147,14 +163,15 @@ def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> No
     )
     diff.set_defaults(handler=cmd_diff)
 
-    check = sub.add_parser(
+    check = command_parser(
+        sub,
+        formatter,
         "check",
-        help="validate config, schemas (Kubernetes and vendored CRDs), chart values and the policy pack",
-        description="Render the stack, then validate every object and both charts' values against the vendored "
+        "validate config, schemas (Kubernetes and vendored CRDs), chart values and the policy pack",
+        "Render the stack, then validate every object and both charts' values against the vendored "
         "schemas, parse every PromQL query and run the policy pack.",
-        epilog="examples:\n  volcano-platform check --stack aicloud-a\n"
-        "  volcano-platform check --stack aicloud-a --config-file candidate.yaml",
-        formatter_class=formatter,
+        "volcano-platform check --stack aicloud-a",
+        "volcano-platform check --stack aicloud-a --config-file candidate.yaml",
     )
     check.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
     check.add_argument("--config-file", help=CONFIG_FILE_HELP)

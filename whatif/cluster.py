@@ -20,9 +20,8 @@ from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
-from whatif.scheduler.scenario import hypernodes_of, subgroup_policies, task_status, topology_of
+from whatif.scheduler.scenario import PREEMPTABLE, gang_fields, hypernodes_of, task_status
 
-PREEMPTABLE = "volcano.sh/preemptable"
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
 
 
@@ -175,9 +174,6 @@ def _task(pod: dict[str, Any], job: str, priorities: dict[str, int], default: in
 
 def pod_group_job(obj: dict[str, Any], priorities: dict[str, int], default: int, order: int) -> Job:
     metadata, spec = obj["metadata"], obj.get("spec") or {}
-    annotations = metadata.get("annotations") or {}
-    policies = subgroup_policies(spec.get("subGroupPolicy") or [])
-    flag = annotations.get(PREEMPTABLE)
     pc = spec.get("priorityClassName")
     return Job(
         f"{metadata.get('namespace', 'default')}/{metadata['name']}",
@@ -185,11 +181,6 @@ def pod_group_job(obj: dict[str, Any], priorities: dict[str, int], default: int,
         int(spec.get("minMember", 1)),
         (obj.get("status") or {}).get("phase", "Pending"),
         priority=priorities.get(str(pc), default) if pc else default,
-        min_resources=scheduler_units(spec["minResources"]) if spec.get("minResources") is not None else None,
-        min_task_member={str(k): int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
-        topology=topology_of(spec.get("networkTopology")),
-        subgroups=policies,
-        preemptable=None if flag is None else flag == "true",
-        allocated_hypernode=annotations.get("volcano.sh/job-allocated-hypernode", ""),
         order=order,
+        **gang_fields(spec, metadata.get("annotations") or {}),
     )

@@ -35,11 +35,11 @@ Index = dict[tuple[str, str | None, str], dict[str, Any]]
 """Rendered objects (patches left out) by (kind, namespace, name)."""
 
 
-def _index(rendered: Rendered) -> Index:
+def rendered_index(rendered: Rendered) -> Index:
     return {(o.kind, o.namespace, o.name): o.manifest for o in rendered.objects if not o.patch}
 
 
-def _templates(model: ModelSpec, rendered: Index) -> tuple[list[dict[str, Any]], int, int] | None:
+def pod_templates(model: ModelSpec, rendered: Index) -> tuple[list[dict[str, Any]], int, int] | None:
     """(pod templates of one replica, replicas, pods per replica) of the rendered workload."""
     for kind in ("Deployment", "LeaderWorkerSet"):
         manifest = rendered.get((kind, model.namespace, model.name))
@@ -129,7 +129,7 @@ def build_session(
     for uid in removed_groups:
         jobs.pop(uid, None)
     order = len(state.pods)
-    index = _index(rendered)
+    index = rendered_index(rendered)
     live = {f"{g['metadata'].get('namespace')}/{g['metadata']['name']}": g for g in state.pod_groups}
     for name, model in spec.models.items():
         if only is not None and name not in only:
@@ -203,7 +203,7 @@ def _add_model(
     order: int,
     live: dict[str, dict[str, Any]],
 ) -> int:
-    found = _templates(model, rendered)
+    found = pod_templates(model, rendered)
     if found is None:
         return order
     templates, replicas, size = found

@@ -29,6 +29,8 @@ from whatif.scheduler.resources import PODS, scheduler_units
 from whatif.scheduler.session import Session
 
 ROLE_KEY = "volcano.sh/task-spec"
+PREEMPTABLE = "volcano.sh/preemptable"
+"""Pod label or annotation, PodGroup annotation (`GetPodPreemptable`, `IsJobPreemptableForGangEviction`)."""
 
 
 def topology_of(spec: dict[str, Any] | None) -> Topology | None:
@@ -52,6 +54,22 @@ def subgroup_policies(items: list[dict[str, Any]]) -> list[SubGroupPolicy]:
         )
         for p in items
     ]
+
+
+def gang_fields(spec: dict[str, Any], annotations: dict[str, Any]) -> dict[str, Any]:
+    """The `Job` fields a PodGroup's spec and annotations give alike in a dump and in a scenario:
+    `minResources`, `minTaskMember`, `networkTopology`, `subGroupPolicy`, `volcano.sh/preemptable`
+    (None when unset) and the HyperNode the scheduler recorded."""
+    preemptable = annotations.get(PREEMPTABLE)
+    minimum = spec.get("minResources")
+    return {
+        "min_resources": scheduler_units(minimum) if minimum is not None else None,
+        "min_task_member": {str(k): int(v) for k, v in (spec.get("minTaskMember") or {}).items()},
+        "topology": topology_of(spec.get("networkTopology")),
+        "subgroups": subgroup_policies(spec.get("subGroupPolicy") or []),
+        "preemptable": None if preemptable is None else preemptable == "true",
+        "allocated_hypernode": annotations.get("volcano.sh/job-allocated-hypernode", ""),
+    }
 
 
 def task_status(phase: str, node: str) -> str:
@@ -115,21 +133,13 @@ def session_of(scenario: dict[str, Any]) -> Session:
     jobs: dict[str, Job] = {}
     for pg in scenario.get("podGroups") or []:
         uid = f"{pg['namespace']}/{pg['name']}"
-        annotations = pg.get("annotations") or {}
-        policies = subgroup_policies(pg.get("subGroupPolicy") or [])
-        preemptable = annotations.get("volcano.sh/preemptable")
         jobs[uid] = Job(
             uid,
             pg["queue"],
             int(pg.get("minMember", 0)),
             pg.get("phase", "Pending"),
             priority=classes.get(str(pg.get("priorityClass")), 0),
-            min_resources=scheduler_units(pg["minResources"]) if pg.get("minResources") is not None else None,
-            min_task_member={str(k): int(v) for k, v in (pg.get("minTaskMember") or {}).items()},
-            topology=topology_of(pg.get("networkTopology")),
-            subgroups=policies,
-            preemptable=None if preemptable is None else preemptable == "true",
-            allocated_hypernode=annotations.get("volcano.sh/job-allocated-hypernode", ""),
+            **gang_fields(pg, pg.get("annotations") or {}),
         )
     for pod in scenario.get("pods") or []:
         uid = f"{pod['namespace']}/{pod['name']}"
@@ -146,7 +156,7 @@ def session_of(scenario: dict[str, Any]) -> Session:
                 status=task_status(pod.get("phase", "Pending"), node),
                 node=node,
                 priority=int(pod["priority"]) if pod.get("priority") is not None else 1,
-                preemptable=labels.get("volcano.sh/preemptable", "true") == "true",
+                preemptable=labels.get(PREEMPTABLE, "true") == "true",
                 preemption_never=pod.get("preemptionPolicy") == "Never",
                 role=labels.get(ROLE_KEY, ""),
                 node_selector=dict(pod.get("nodeSelector") or {}),
