@@ -221,17 +221,20 @@ def members(session: Session, hypernode: str) -> list[Node] | None:
 def sub_domains(session: Session, sub: SubJob, hypernode: str, pending: list[Task]) -> Iterator[str]:
     """`HyperNodeGradientForSubJobFn`: for a sub-group with a hard topology, the HyperNodes inside
     the job's that its tier allows and whose future idle resources hold its pending pods, narrowest
-    tier first and fullest first within a tier. Each is checked as it is reached (a trial that
-    fails leaves the nodes as they were, so the answer is the one an upfront check gives)."""
+    tier first and fullest first within a tier. They are chosen upfront and tried in turn: a
+    trial that fails leaves the nodes as they were, and the first that succeeds ends the search."""
     tier = sub.topology.tier if sub.topology is not None and sub.topology.mode == "hard" else None
     if tier is None:
         yield hypernode
         return
     need = total(t.resreq for t in pending)
-    allowed = [h.name for h in session.inside(hypernode) if h.tier <= tier]
-    for name in sorted(allowed, key=lambda h: (session.hypernodes[h].tier, -_fullness(session, h, need), h)):
-        if fits(need, session.hypernode_totals[name].future_idle) and may_hold_a_pod(session, name, pending):
-            yield name
+    totals = session.hypernode_totals
+    holding = [
+        h.name
+        for h in session.inside(hypernode)
+        if h.tier <= tier and fits(need, totals[h.name].future_idle) and may_hold_a_pod(session, h.name, pending)
+    ]
+    yield from sorted(holding, key=lambda h: (session.hypernodes[h].tier, -_fullness(session, h, need), h))
 
 
 def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None:

@@ -68,6 +68,7 @@ def open_session(session: Session, tiers: Sequence[Sequence[dict[str, Any]]], de
         normalise(job, session.hypernodes)
     session.index_hypernodes()
     session.verdicts, session.unplaceable = {}, {}
+    session.forget_still()
     for tier in tiers:
         plugins = []
         for option in tier:

@@ -8,13 +8,14 @@ nomination plan places the job's pending pods (`BuildNominationPlanInDomain`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
 from whatif.scheduler.actions import best_queue, choose_node, members, pop_best, sub_domains
 from whatif.scheduler.eviction import preemptors
 from whatif.scheduler.model import PENDING, PREEMPTABLE_STATUSES, RUNNING, Job, Queue, Task
 from whatif.scheduler.resources import INFINITE, Resources, add, fits, plus, total
-from whatif.scheduler.session import Session, Statement, sort_by
+from whatif.scheduler.session import Session, Shape, Statement, places_on, shape_of, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
 from whatif.scheduler.topology import ROOT
 
@@ -185,6 +186,7 @@ def _evict_in_domain(
         return False
     first = [t.resreq for t in worksheet[0].tasks if t.status == PENDING and not t.best_effort]
     size = 8
+    places = _FirstPlaces(session, job, worksheet[0], domain, first)
     while True:
         prefix = selection.prefix(size)
         allowed = {t.uid for t in fw.unified_evictable(kind, job, [t for b in prefix for t in b[2]])}
@@ -193,6 +195,7 @@ def _evict_in_domain(
         evictions = Statement(session)
         selected: list[Task] = []
         freed: dict[str, Resources] = {}
+        places.reopen()
         for safe, _victim, tasks in prefix:
             if safe:
                 tasks = [t for t in tasks if t.uid in allowed]
@@ -207,12 +210,14 @@ def _evict_in_domain(
                 future = session.nodes[victim.node].future_idle
                 for name in victim.resreq:
                     ceiling[name] = max(ceiling.get(name, -INFINITE), future.get(name, 0.0) + gain[name])
+                places.free(victim, gain)
             # The first sub-group's pods must each find a node: none can where no node holds one.
-            if not (fits(need, available) and all(fits(request, ceiling) for request in first)):
+            if not (fits(need, available) and all(fits(request, ceiling) for request in first) and places.open):
                 continue
             for victim in selected:
                 evictions.evict(victim)
             selected, freed = [], {}
+            places.restart()
             placed = _nominate(session, job, domain)
             if placed is not None:
                 evictions.merge(placed)
@@ -224,18 +229,101 @@ def _evict_in_domain(
         size *= 4
 
 
+class _FirstPlaces:
+    """Where the nomination's first trial may place the first sub-group (`sub_domains`: with a
+    hard topology, the HyperNodes inside the domain at its tier or below) and what the selected
+    victims free there. The trial places every pod of the sub-group on one node each of a single
+    HyperNode, so it can succeed only in one that then has room for them all (`Session.room`);
+    until one does, the victims are not evicted and no nomination is tried. Open for good once one
+    does (more victims only free more), and always open without a hard sub-group topology."""
+
+    def __init__(self, session: Session, job: Job, sub: SubJob, domain: str, first: list[Resources]):
+        self.session, self.need = session, total(first)
+        self.shapes = Counter(shape_of(request) for request in first)
+        tier = sub.topology.tier if sub.topology is not None and sub.topology.mode == "hard" else None
+        self.allowed: set[str] = set()
+        if job.hard_topology and tier is not None:
+            self.allowed = {h.name for h in session.inside(domain) if h.tier <= tier}
+        self.key = (domain, tier, shape_of(self.need), tuple(sorted(self.shapes.items())))
+        self.open = False
+        self.restart()
+
+    def reopen(self) -> None:
+        """Start again from the nodes as they are (nothing selected)."""
+        self.restart()
+        self.open = not self.allowed or self.session.while_still(
+            ("first places", self.key), lambda: any(self._holds(name) for name in self.allowed)
+        )
+
+    def restart(self) -> None:
+        """Forget what was freed: the victims were evicted, the nodes' future idle includes it."""
+        self.future_idle: dict[str, Resources] = {}
+        """HyperNode -> its future idle resources with what the selected victims free."""
+        self.extra: dict[str, dict[Shape, int]] = {}
+        """HyperNode -> the room the selected victims add, per shape."""
+        self.before: dict[str, Resources] = {}
+        """Node -> what it gave back before the latest victim on it."""
+
+    def free(self, victim: Task, gain: Resources) -> None:
+        """`victim` selected; `gain` is all its node gives back so far."""
+        if self.open:
+            return
+        session, node = self.session, self.session.nodes[victim.node]
+        before = self.before.get(node.name, {})
+        added = {
+            shape: places_on(plus(node.future_idle, gain), shape) - places_on(plus(node.future_idle, before), shape)
+            for shape in self.shapes
+        }
+        self.before[node.name] = dict(gain)
+        for totals in session.node_hypernodes.get(node.name, ()):
+            name = totals.name
+            if name not in self.allowed:
+                continue
+            if name not in self.future_idle:
+                self.future_idle[name] = dict(totals.future_idle)
+            add(self.future_idle[name], victim.resreq)
+            extra = self.extra.setdefault(name, dict.fromkeys(self.shapes, 0))
+            for shape, count in added.items():
+                extra[shape] += count
+            if self._holds(name):
+                self.open = True
+                return
+
+    def _holds(self, name: str) -> bool:
+        future_idle = self.future_idle.get(name)
+        if future_idle is None:
+            future_idle = self.session.hypernode_totals[name].future_idle
+        if not fits(self.need, future_idle):
+            return False
+        extra = self.extra.get(name, {})
+        return all(
+            self.session.room(name, shape) + extra.get(shape, 0) >= count for shape, count in self.shapes.items()
+        )
+
+
+def room_for(session: Session, hypernode: str, requests: list[Resources]) -> bool:
+    """Whether the HyperNode's nodes have room for each pod of `requests`, counted per shape: a
+    trial that must place every pod fails where they do not (predicates can fail it elsewhere)."""
+    shapes = Counter(shape_of(request) for request in requests)
+    return all(session.room(hypernode, shape) >= count for shape, count in shapes.items())
+
+
 def _ceiling(session: Session, domain: str) -> Resources:
     """The most of each resource one node of the domain has free in the future (a copy), read
     from one node per class for the whole cluster."""
     peak = session.peak_future_idle(domain)
     if peak is not None:
         return dict(peak)
-    ceiling: Resources = {}
-    for group in session.classes.values():
-        for name, amount in next(iter(group.values())).future_idle.items():
-            if amount > ceiling.get(name, -INFINITE):
-                ceiling[name] = amount
-    return ceiling
+
+    def over_classes() -> Resources:
+        ceiling: Resources = {}
+        for group in session.classes.values():
+            for name, amount in next(iter(group.values())).future_idle.items():
+                if amount > ceiling.get(name, -INFINITE):
+                    ceiling[name] = amount
+        return ceiling
+
+    return dict(session.while_still(("ceiling", domain), over_classes))
 
 
 def _nominate(session: Session, job: Job, domain: str) -> Statement | None:
@@ -253,6 +341,9 @@ def _nominate(session: Session, job: Job, domain: str) -> Statement | None:
     for sub in _eviction_worksheet(session, job):
         tasks = sort_by([t for t in sub.tasks if t.status == PENDING and not t.best_effort], fw.task_order)
         places = sub_domains(session, sub, domain, tasks) if job.hard_topology else iter([domain])
+        if sub.topology is not None and sub.topology.mode == "hard":
+            requests = [t.resreq for t in tasks]
+            places = (p for p in places if room_for(session, p, requests))
         winner = next((t for place in places if (t := _trial(session, queue, job, sub, tasks, place))), None)
         if winner is None:
             chain.discard()

@@ -28,7 +28,7 @@ from whatif.scheduler.model import (
     Queue,
     Task,
 )
-from whatif.scheduler.resources import INFINITE, Resources, add
+from whatif.scheduler.resources import EPSILON, INFINITE, Resources, add
 from whatif.scheduler.topology import ROOT
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ class Session:
     hypernode_totals: dict[str, HyperNodeTotals] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
     """Job -> why the last action that tried it could not place it (for `explain`)."""
+    _still: tuple[int, dict[Any, Any]] = field(default=(-1, {}), repr=False)
     _indexed: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _inside: dict[str, list[HyperNode]] = field(default_factory=dict, repr=False)
     _by_priority: list[Job] = field(default_factory=list, repr=False)
@@ -89,7 +90,7 @@ class Session:
         self.node_hypernodes = {name: [] for name in self.nodes}
         self.hypernode_totals = {}
         for hypernode in self.hypernodes.values():
-            totals = HyperNodeTotals(hypernode.name != ROOT)
+            totals = HyperNodeTotals(hypernode.name != ROOT, hypernode.name, hypernode.tier)
             for name in hypernode.nodes:
                 node = self.nodes.get(name)
                 if node is None:
@@ -135,6 +136,8 @@ class Session:
         changes = (held, -held, releasing - held - pipelined, releasing)
         for totals in self.node_hypernodes.get(node.name, ()):
             totals.peak = None
+            if totals.rooms:
+                totals.rooms = {}
             for part, change in zip(totals.moving(), changes, strict=True):
                 if change:
                     for name, amount in request:
@@ -188,6 +191,45 @@ class Session:
             totals.peak = peak
         return totals.peak
 
+    def while_still(self, key: Any, compute: Callable[[], T]) -> T:
+        """`compute()`, remembered under `key` until a pod moves: for answers read from the nodes'
+        resources alone (the engine clears it with each session)."""
+        moves, answers = self._still
+        if moves != self.moves:
+            answers = {}
+            self._still = (self.moves, answers)
+        if key not in answers:
+            answers[key] = compute()
+        return answers[key]
+
+    def forget_still(self) -> None:
+        self._still = (-1, {})
+
+    def room(self, hypernode: str, shape: Shape) -> int:
+        """How many pods of `shape` the HyperNode's nodes have room for in their future idle
+        resources, node by node (`places_on`)."""
+        totals = self.hypernode_totals[hypernode]
+        if shape not in totals.rooms:
+            totals.rooms[shape] = sum(places_on(node.future_idle, shape) for node in totals.members)
+        return totals.rooms[shape]
+
+
+Shape = tuple[tuple[str, float], ...]
+"""A pod's requests as sorted (resource, amount) pairs."""
+
+
+def shape_of(request: Resources) -> Shape:
+    return tuple(sorted(request.items()))
+
+
+def places_on(available: Resources, shape: Shape) -> int:
+    """How many pods of `shape` fit in `available`, as `fits` counts (absent is none)."""
+    places = INFINITE
+    for name, amount in shape:
+        if amount > EPSILON:
+            places = min(places, (available.get(name, 0.0) + EPSILON) // amount)
+    return int(places) if places < INFINITE else 1 << 20
+
 
 @dataclass
 class HyperNodeTotals:
@@ -195,6 +237,8 @@ class HyperNodeTotals:
 
     bounded: bool = True
     """False for the virtual root, whose per-node peak is not kept."""
+    name: str = ""
+    tier: int = 0
     allocatable: Resources = field(default_factory=dict)
     used: Resources = field(default_factory=dict)
     idle: Resources = field(default_factory=dict)
@@ -203,6 +247,8 @@ class HyperNodeTotals:
     members: list[Node] = field(default_factory=list)
     peak: Resources | None = None
     """`Session.peak_future_idle`, None once a pod on one of the nodes has moved."""
+    rooms: dict[Shape, int] = field(default_factory=dict)
+    """`Session.room`, emptied once a pod on one of the nodes has moved."""
 
     def parts(self, node: Node) -> tuple[tuple[Resources, Resources], ...]:
         """(total, the node's part) pairs."""
