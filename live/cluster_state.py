@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import yaml
+from pydantic_core import from_json
 
 from config.errors import describe_value, one_line
 from live.dump_shape import DumpShapeError, check_object
@@ -122,6 +123,17 @@ def state_from_objects(objects: list[Any], source: str) -> ClusterState:
     return state
 
 
+def _json(text: str) -> Any:
+    """pydantic-core's parser, about a third faster than the standard one on a large dump; it
+    stops at 200 levels of nesting, where the standard one goes on (and reports what it cannot)."""
+    try:
+        return from_json(text)
+    except ValueError as error:
+        if "recursion limit" not in str(error):
+            raise
+        return json.loads(text)
+
+
 def read_file(path: Path) -> ClusterState:
     """A `List` (or a single object) in JSON or YAML."""
     try:
@@ -129,7 +141,7 @@ def read_file(path: Path) -> ClusterState:
     except (OSError, UnicodeDecodeError) as error:
         raise StateError(f"cannot read {path}: {error}") from None
     try:
-        data = json.loads(text) if text.lstrip().startswith(("{", "[")) else yaml.safe_load(text)
+        data = _json(text) if text.lstrip().startswith(("{", "[")) else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as error:
         raise StateError(f"{path} is neither JSON nor YAML: {one_line(str(error))}") from None
     except RecursionError:

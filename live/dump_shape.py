@@ -9,6 +9,7 @@ item and field, never a crash deep inside a check."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from config.errors import describe_value, join_path
@@ -16,6 +17,13 @@ from config.schema.names import dns_subdomain_problem, label_value_problem, qual
 from config.schema.quantity import quantity_problem
 
 Path = tuple[object, ...]
+
+# A dump of 50,000 pods spells few distinct label keys, label values and quantities: each is
+# checked once. Object names are mostly distinct and are checked as they come.
+_label_key_problem = lru_cache(maxsize=8192)(qualified_name_problem)
+_label_value_problem = lru_cache(maxsize=8192)(label_value_problem)
+_quantity_problem = lru_cache(maxsize=8192)(quantity_problem)
+_namespace_problem = lru_cache(maxsize=8192)(dns_subdomain_problem)
 
 
 class DumpShapeError(Exception):
@@ -45,7 +53,7 @@ def _strings(mapping: dict[str, Any], path: Path, key_check: Callable[[str], str
 
 def _quantities(mapping: dict[str, Any], path: Path) -> None:
     for key, value in mapping.items():
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or quantity_problem(str(value)):
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)) or _quantity_problem(str(value)):
             raise _fail((*path, key), "must be a Kubernetes quantity such as `8` or `64Gi`", value)
 
 
@@ -66,12 +74,12 @@ def check_metadata(obj: dict[str, Any], path: Path) -> None:
     if dns_subdomain_problem(name):
         raise _fail((*path, "metadata", "name"), "must be a DNS subdomain name", name)
     namespace = metadata.get("namespace")
-    if namespace is not None and (not isinstance(namespace, str) or dns_subdomain_problem(namespace)):
+    if namespace is not None and (not isinstance(namespace, str) or _namespace_problem(namespace)):
         raise _fail((*path, "metadata", "namespace"), "must be a namespace name", namespace)
-    _strings(_mapping(metadata, "labels", (*path, "metadata")), (*path, "metadata", "labels"), qualified_name_problem)
+    _strings(_mapping(metadata, "labels", (*path, "metadata")), (*path, "metadata", "labels"), _label_key_problem)
     labels = metadata.get("labels") or {}
     for key, value in labels.items():
-        if label_value_problem(value):
+        if _label_value_problem(value):
             raise _fail((*path, "metadata", "labels", key), "not a valid label value", value)
     _strings(_mapping(metadata, "annotations", (*path, "metadata")), (*path, "metadata", "annotations"))
 

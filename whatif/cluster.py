@@ -18,9 +18,9 @@ from typing import Any
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
+from whatif.scenario import PREEMPTABLE, gang_fields, hypernodes_of, task_status
 from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
-from whatif.scheduler.scenario import PREEMPTABLE, gang_fields, hypernodes_of, task_status
 
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
 

@@ -179,6 +179,7 @@ def _victims_by_preemptor(session: Session, evicted: dict[str, list[str]], gpu: 
 def _tenants(session: Session, spec: PlatformSpec) -> list[TenantExposure]:
     gpu = spec.gpu_resource
     out = []
+    lowest_first = sorted(session.jobs.values(), key=lambda j: (j.priority, j.uid))
     for name, tenant in spec.tenants.items():
         attr, plugin_name = None, ""
         for candidate in ("capacity", "proportion"):
@@ -195,7 +196,7 @@ def _tenants(session: Session, spec: PlatformSpec) -> list[TenantExposure]:
         queue = session.queues.get(tenant.queue_name)
         excess = allocated - deserved
         if deserved and excess > 0 and queue is not None and queue.reclaimable:
-            for job in sorted(session.jobs.values(), key=lambda j: (j.priority, j.uid)):
+            for job in lowest_first:
                 if excess <= 0:
                     break
                 if job.queue == tenant.queue_name and job.count(RUNNING):

@@ -3,13 +3,14 @@ its pods, the domains its topology allows, and what eviction may not take."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
-from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, RUNNING, Job, Task
+from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, RUNNING, Job, Node, Task
 from whatif.scheduler.queues import QueueAttr, QueuePlugin
-from whatif.scheduler.resources import fits
+from whatif.scheduler.resources import Resources, fits
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT, tier_of
 
@@ -46,16 +47,24 @@ def queue_limit(session: Session, job: Job, gpu: str) -> tuple[float, float, flo
     return (allocated, limit, need) if allocated + need > limit else None
 
 
-def _shape_nodes(session: Session, task: Task) -> list[str]:
+def _nodes_taking(session: Session, task: Task, room: Callable[[Node], Resources]) -> set[str]:
+    """The nodes whose predicates take the task and whose `room` holds it, judged once per node
+    class (nodes the scheduler cannot tell apart)."""
     fw = session.fw
-    return [
-        n.name for n in session.nodes.values() if fits(task.resreq, n.allocatable) and fw.predicate(task, n) is None
-    ]
+    out: set[str] = set()
+    for group in session.classes.values():
+        node = next(iter(group.values()))
+        if fits(task.resreq, room(node)) and fw.predicate(task, node) is None:
+            out.update(group)
+    return out
+
+
+def _shape_nodes(session: Session, task: Task) -> set[str]:
+    return _nodes_taking(session, task, lambda node: node.allocatable)
 
 
 def _free_nodes(session: Session, task: Task) -> set[str]:
-    fw = session.fw
-    return {n.name for n in session.nodes.values() if fits(task.resreq, n.idle) and fw.predicate(task, n) is None}
+    return _nodes_taking(session, task, lambda node: node.idle)
 
 
 def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec, empty: bool) -> Reason:
@@ -115,8 +124,7 @@ def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec,
             label = (
                 spec.topology.tiers[tier - 1] if spec.topology and tier <= len(spec.topology.tiers) else f"tier {tier}"
             )
-            shaped_set = set(shaped)
-            if max(len(h.nodes & shaped_set) for h in domains) < size:
+            if max(len(h.nodes & shaped) for h in domains) < size:
                 return Reason(
                     f"no domain up to {label} has {size} nodes for one gang",
                     f"models.{model.name}.topology",

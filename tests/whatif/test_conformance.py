@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
+from whatif.scenario import session_of
 from whatif.scheduler.engine import closing_phase, open_session, run_cycle
 from whatif.scheduler.model import PIPELINED
-from whatif.scheduler.scenario import session_of
 from whatif.scheduler.session import Session
 
 HERE = Path(__file__).parent / "conformance"

@@ -15,8 +15,8 @@ from typing import Any
 
 from offline.render import StackRender
 from whatif.predict import policy_of
+from whatif.scenario import session_of
 from whatif.scheduler.engine import open_session, run_cycle
-from whatif.scheduler.scenario import session_of
 
 GPU = "nvidia.com/gpu"
 
@@ -170,3 +170,72 @@ def test_a_gang_is_evicted_only_for_pods_that_can_then_be_placed(
         evictions[gpus] = session.evictions
     assert len(evictions[8]) == 1 and evictions[8][0] in ("na/low1-0", "na/low3-0")
     assert evictions[12] == []
+
+
+def leaf_scenario(holders: dict[str, tuple[str, int]]) -> dict[str, Any]:
+    """Queue `a` on two leaves of two 8-GPU nodes (l1: n1 n2, l2: n3 n4) and a pending LWS-like
+    model: one sub-group of two 8-GPU pods that must share a leaf (hard tier 1), `minMember` 2.
+    `holders`: node -> (priority class, GPUs) of the one-pod gang running there."""
+    node = {"cpu": "64", "memory": "512Gi", GPU: "8", "pods": "110"}
+    groups: list[dict[str, Any]] = []
+    pods: list[dict[str, Any]] = []
+    for name, (priority, gpus) in holders.items():
+        groups.append({"name": f"on-{name}", "namespace": "na", "queue": "a", "minMember": 1, "phase": "Running"})
+        groups[-1]["priorityClass"] = priority
+        requests = {"cpu": "4", "memory": "32Gi", GPU: str(gpus)}
+        pods.append(
+            {"name": f"on-{name}-0", "namespace": "na", "group": f"on-{name}", "node": name, "phase": "Running"}
+        )
+        pods[-1]["requests"] = requests
+    lws = {"leaderworkerset.sigs.k8s.io/name": "m", "leaderworkerset.sigs.k8s.io/group-index": "0"}
+    model = {"name": "m", "namespace": "na", "queue": "a", "minMember": 2, "phase": "Inqueue", "priorityClass": "high"}
+    model["subGroupPolicy"] = [
+        {
+            "name": "lws-group",
+            "subGroupSize": 2,
+            "labelSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "m"}},
+            "matchLabelKeys": ["leaderworkerset.sigs.k8s.io/group-index"],
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+        }
+    ]
+    for position in (0, 1):
+        pods.append({"name": f"m-0-{position}", "namespace": "na", "group": "m", "phase": "Pending", "labels": lws})
+        pods[-1]["requests"] = {"cpu": "8", "memory": "64Gi", GPU: "8"}
+
+    def leaf(name: str, members: tuple[str, ...]) -> dict[str, Any]:
+        return {"name": name, "tier": 1, "members": [{"type": "Node", "name": n} for n in members]}
+
+    return {
+        "priorityClasses": {"low": 10, "high": 1000},
+        "queues": [{"name": "a", "deserved": {GPU: "32"}, "state": "Open"}],
+        "nodes": [{"name": f"n{i}", "allocatable": node} for i in (1, 2, 3, 4)],
+        "hyperNodes": [
+            leaf("l1", ("n1", "n2")),
+            leaf("l2", ("n3", "n4")),
+            {"name": "s1", "tier": 2, "members": [{"type": "HyperNode", "name": h} for h in ("l1", "l2")]},
+        ],
+        "podGroups": [*groups, model],
+        "pods": pods,
+    }
+
+
+def gangpreempt_evictions(scenario: dict[str, Any], tiers: list[list[dict[str, Any]]]) -> list[str]:
+    session = session_of(scenario)
+    open_session(session, tiers)
+    run_cycle(session, ["enqueue", "allocate", "gangpreempt"])
+    return sorted(session.evictions)
+
+
+def test_a_sub_group_that_must_share_a_leaf_evicts_where_its_pods_then_have_room(
+    committed_render: Callable[[str], StackRender],
+) -> None:
+    """The cluster has the 16 free GPUs the sub-group needs, but no leaf has two free nodes: the
+    nomination places both pods in one leaf (`runSimulateTrialAtHyperNode` at tier 1), so the
+    gang evicted is the one whose node completes a leaf, never a gang whose leaf still lacks
+    room; with every gang of l1 protected and l2 short a node even when emptied of what may be
+    taken, nothing is evicted."""
+    tiers, _, _ = policy_of(committed_render("aicloud-a").spec)
+    half_full = {"n1": ("low", 8), "n3": ("low", 4), "n4": ("low", 4)}
+    assert gangpreempt_evictions(leaf_scenario(half_full), tiers) == ["na/on-n1-0"]
+    protected = {"n1": ("high", 8), "n3": ("low", 4), "n4": ("high", 4)}
+    assert gangpreempt_evictions(leaf_scenario(protected), tiers) == []

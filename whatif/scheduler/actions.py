@@ -15,7 +15,7 @@ from itertools import chain
 
 from whatif.scheduler.model import PENDING, Job, Node, Queue, Task
 from whatif.scheduler.resources import Resources, fits, total
-from whatif.scheduler.session import Session, Statement, sort_by
+from whatif.scheduler.session import Session, Statement, shape_of, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
 from whatif.scheduler.topology import ROOT
 
@@ -222,19 +222,25 @@ def sub_domains(session: Session, sub: SubJob, hypernode: str, pending: list[Tas
     """`HyperNodeGradientForSubJobFn`: for a sub-group with a hard topology, the HyperNodes inside
     the job's that its tier allows and whose future idle resources hold its pending pods, narrowest
     tier first and fullest first within a tier. They are chosen upfront and tried in turn: a
-    trial that fails leaves the nodes as they were, and the first that succeeds ends the search."""
+    trial that fails leaves the nodes as they were, and the first that succeeds ends the search.
+    The choice reads the nodes alone, so it stands until a pod moves."""
     tier = sub.topology.tier if sub.topology is not None and sub.topology.mode == "hard" else None
     if tier is None:
         yield hypernode
         return
     need = total(t.resreq for t in pending)
     totals = session.hypernode_totals
-    holding = [
-        h.name
-        for h in session.inside(hypernode)
-        if h.tier <= tier and fits(need, totals[h.name].future_idle) and may_hold_a_pod(session, h.name, pending)
-    ]
-    yield from sorted(holding, key=lambda h: (session.hypernodes[h].tier, -_fullness(session, h, need), h))
+
+    def choose() -> list[str]:
+        holding = [
+            h.name
+            for h in session.inside(hypernode)
+            if h.tier <= tier and fits(need, totals[h.name].future_idle) and may_hold_a_pod(session, h.name, pending)
+        ]
+        return sorted(holding, key=lambda h: (session.hypernodes[h].tier, -_fullness(session, h, need), h))
+
+    shapes = tuple(sorted({t.shape for t in pending if not t.best_effort}))
+    yield from session.while_still(("sub domains", hypernode, tier, shape_of(need), shapes), choose)
 
 
 def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None:

@@ -124,6 +124,9 @@ class Job:
     _tallied: int = field(default=0, repr=False)
     _held: Resources = field(default_factory=dict, repr=False)
     _requested: Resources = field(default_factory=dict, repr=False)
+    parts: tuple[int, list[Any]] | None = field(default=None, repr=False)
+    """`subgroups.subjobs` with the pod count it was built for: which sub-group a pod joins
+    follows from its labels alone, so it is found once per set of pods."""
 
     @property
     def name(self) -> str:
@@ -275,31 +278,37 @@ class Node:
     idle: Resources = field(default_factory=dict)
     future_idle: Resources = field(default_factory=dict)
     static_key: int = 0
-    """Equal for nodes the predicates cannot tell apart (labels, taints, cordon)."""
+    """Equal for nodes the predicates cannot tell apart (the labels pods select on, taints,
+    cordon, allocatable resources)."""
     state_key: int = 0
     """Equal for nodes whose resources and pod count are the same right now; with `static_key` it
     lets a search decide once for a whole class of identical nodes."""
 
     def __post_init__(self) -> None:
-        self.static_key = hash(
-            (
-                tuple(sorted(self.labels.items())),
-                repr(self.taints),
-                self.unschedulable,
-                tuple(sorted(self.allocatable.items())),
-            )
-        )
+        self.tell_apart_by(None)
         self.refresh()
+
+    def tell_apart_by(self, label_keys: set[str] | None) -> None:
+        """Key the node's class on the labels named in `label_keys` (all when None). The
+        predicates read a node's labels only through pods' node selectors, so labels no pod
+        selects on, such as every node's own `kubernetes.io/hostname`, need not split classes."""
+        labels = (
+            self.labels.items() if label_keys is None else ((k, v) for k, v in self.labels.items() if k in label_keys)
+        )
+        self.static_key = hash(
+            (tuple(sorted(labels)), repr(self.taints), self.unschedulable, tuple(sorted(self.allocatable.items())))
+        )
 
     def refresh(self) -> None:
         """Recompute what follows from `used`, `releasing` and `pipelined` after they change."""
         self.idle = minus(self.allocatable, self.used)
         self.future_idle = minus(add(dict(self.idle), self.releasing), self.pipelined)
-        self._rekey()
+        self.rekey()
 
-    def move(self, request: Resources, held: int, releasing: int, pipelined: int) -> None:
+    def move(self, request: Resources, held: int, releasing: int, pipelined: int, rekey: bool = True) -> None:
         """`request` added (1) to or taken (-1) from what the node holds, releases and has
-        pipelined; idle and future idle follow linearly, as `refresh` would compute them."""
+        pipelined; idle and future idle follow linearly, as `refresh` would compute them (the
+        class key too unless `rekey` is False: the caller then calls `rekey` once it is done)."""
         future = releasing - held - pipelined
         used, idle, future_idle = self.used, self.idle, self.future_idle
         for name, amount in request.items():
@@ -312,9 +321,10 @@ class Node:
                 self.pipelined[name] = self.pipelined.get(name, 0.0) + pipelined * amount
             if future:
                 future_idle[name] = future_idle.get(name, 0.0) + future * amount
-        self._rekey()
+        if rekey:
+            self.rekey()
 
-    def _rekey(self) -> None:
+    def rekey(self) -> None:
         self.state_key = hash(
             (
                 tuple(sorted(self.used.items())),

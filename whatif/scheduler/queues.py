@@ -172,14 +172,18 @@ class CapacityPlugin(QueuePlugin):
             self.attrs[queue.name].ancestors = list(reversed(chain))
             if queue.name != ROOT:
                 self.attrs[queue.parent or ROOT].children.append(queue.name)
-        for job in sorted(self.session.jobs.values(), key=lambda j: j.order):
+        parts: dict[str, QueueAttr] = {}  # each queue's own jobs, then added to it and its ancestors
+        for job in self.session.jobs.values():
             attr = self.attrs.get(job.queue)
             if attr is None:
                 continue
             if attr.children:
                 return False
-            part = QueueAttr(attr.name, {}, {}, {}, allocated={}, request={}, inqueue={}, elastic={})
-            _account(part, job)
+            if attr.name not in parts:
+                parts[attr.name] = QueueAttr(attr.name, {}, {}, {}, allocated={}, request={}, inqueue={}, elastic={})
+            _account(parts[attr.name], job)
+        for name, part in parts.items():
+            attr = self.attrs[name]
             for up in [attr] + [self.attrs[a] for a in attr.ancestors]:
                 add(up.allocated, part.allocated)
                 add(up.request, part.request)

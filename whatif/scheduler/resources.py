@@ -66,7 +66,10 @@ def is_empty(resources: Mapping[str, float]) -> bool:
 def fits(request: Mapping[str, float], available: Mapping[str, float], missing: float = 0.0) -> bool:
     """`LessEqual(…, Zero)`: every dimension of `request` within `available`, the pod count
     included (absent counts as `missing`)."""
-    return all(amount <= available.get(name, missing) + EPSILON for name, amount in request.items() if amount > EPSILON)
+    for name, amount in request.items():  # a plain loop: this is the engine's innermost test
+        if amount > EPSILON and amount > available.get(name, missing) + EPSILON:
+            return False
+    return True
 
 
 def fits_on_requested(used: Mapping[str, float], limit: Mapping[str, float], request: Mapping[str, float]) -> bool:

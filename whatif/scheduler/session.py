@@ -71,11 +71,18 @@ class Session:
     _by_priority: list[Job] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        for job in self.jobs.values():
-            for task in job.tasks:
-                if task.node and task.status in ON_NODE | {PIPELINED}:
-                    self._place(task, task.status, +1)
+        selected = {key for job in self.jobs.values() for task in job.tasks for key in task.node_selector}
         for node in self.nodes.values():
+            node.tell_apart_by(selected)
+        for job in self.jobs.values():  # `_place` for each pod on a node, each node rekeyed once
+            for task in job.tasks:
+                host = self.nodes.get(task.node)
+                if host is not None and task.status in ON_NODE | {PIPELINED}:
+                    host.tasks[task.uid] = task
+                    host.move(task.resreq, *_node_parts_of(task.status, +1), rekey=False)
+                    self.moves += 1
+        for node in self.nodes.values():
+            node.rekey()
             self.classes.setdefault(node.class_key, {})[node.name] = node
 
     def index_hypernodes(self) -> None:
@@ -123,19 +130,20 @@ class Session:
             if not bucket:
                 del self.classes[node.class_key]
         request = tuple(task.resreq.items())
-        held = sign if status in ON_NODE else 0
-        releasing = sign if status == RELEASING else 0
-        pipelined = sign if status == PIPELINED else 0
+        held, releasing, pipelined = _node_parts_of(status, sign)
         if sign > 0:
             node.tasks[task.uid] = task
         else:
             node.tasks.pop(task.uid, None)
+        future = releasing - held - pipelined
+        before = [node.future_idle.get(name, 0.0) for name, _ in request]
         node.move(task.resreq, held, releasing, pipelined)
         self.classes.setdefault(node.class_key, {})[node.name] = node
         # idle = allocatable - used and future idle = idle + releasing - pipelined move linearly.
-        changes = (held, -held, releasing - held - pipelined, releasing)
+        changes = (held, -held, future, releasing)
         for totals in self.node_hypernodes.get(node.name, ()):
-            totals.peak = None
+            if totals.peak is not None and future:
+                _keep_peak(totals, node, request, before, future > 0)
             if totals.rooms:
                 totals.rooms = {}
             for part, change in zip(totals.moving(), changes, strict=True):
@@ -184,11 +192,15 @@ class Session:
             return None
         if totals.peak is None:
             peak: Resources = {}
+            holders: dict[str, int] = {}
             for node in totals.members:
                 for name, amount in node.future_idle.items():
-                    if amount > peak.get(name, -INFINITE):
-                        peak[name] = amount
-            totals.peak = peak
+                    top = peak.get(name, -INFINITE)
+                    if amount > top:
+                        peak[name], holders[name] = amount, 1
+                    elif amount == top:
+                        holders[name] += 1
+            totals.peak, totals.holders = peak, holders
         return totals.peak
 
     def while_still(self, key: Any, compute: Callable[[], T]) -> T:
@@ -212,6 +224,33 @@ class Session:
         if shape not in totals.rooms:
             totals.rooms[shape] = sum(places_on(node.future_idle, shape) for node in totals.members)
         return totals.rooms[shape]
+
+
+def _node_parts_of(status: str, sign: int) -> tuple[int, int, int]:
+    """How a pod of `status` added (1) or taken (-1) counts in what its node holds, releases and
+    has pipelined."""
+    return (sign if status in ON_NODE else 0, sign if status == RELEASING else 0, sign if status == PIPELINED else 0)
+
+
+def _keep_peak(totals: HyperNodeTotals, node: Node, request: Shape, before: list[float], freed: bool) -> None:
+    """Keep the HyperNode's peak future idle after the node's changed: raised (or shared) where
+    the node now has as much or more; forgotten (found again when asked) where the last node that
+    held it now has less."""
+    peak, holders = totals.peak, totals.holders
+    assert peak is not None
+    future_idle = node.future_idle
+    for (name, _amount), was in zip(request, before, strict=True):
+        now, top = future_idle.get(name, 0.0), peak.get(name, -INFINITE)
+        if freed:
+            if now > top:
+                peak[name], holders[name] = now, 1
+            elif now == top and was != top:
+                holders[name] = holders.get(name, 0) + 1
+        elif was == top and now < was:
+            holders[name] = holders.get(name, 1) - 1
+            if holders[name] <= 0:
+                totals.peak = None
+                return
 
 
 Shape = tuple[tuple[str, float], ...]
@@ -246,7 +285,10 @@ class HyperNodeTotals:
     releasing: Resources = field(default_factory=dict)
     members: list[Node] = field(default_factory=list)
     peak: Resources | None = None
-    """`Session.peak_future_idle`, None once a pod on one of the nodes has moved."""
+    """`Session.peak_future_idle`, kept as pods move (`_keep_peak`); None once the last node
+    that held it has less."""
+    holders: dict[str, int] = field(default_factory=dict)
+    """How many of the nodes have the peak of each resource."""
     rooms: dict[Shape, int] = field(default_factory=dict)
     """`Session.room`, emptied once a pod on one of the nodes has moved."""
 

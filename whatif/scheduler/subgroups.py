@@ -56,7 +56,14 @@ def _policy_of(task: Task, policies: list[SubGroupPolicy]) -> tuple[SubGroupPoli
 
 
 def subjobs(job: Job) -> list[SubJob]:
-    """The job's sub-groups, default first, then in the order their first pod appears."""
+    """The job's sub-groups, default first, then in the order their first pod appears (the list
+    is shared: callers read it)."""
+    if job.parts is None or job.parts[0] != len(job.tasks):
+        job.parts = (len(job.tasks), _split(job))
+    return job.parts[1]
+
+
+def _split(job: Job) -> list[SubJob]:
     default = SubJob(f"{job.uid}/default", None, 1 if job.subgroups else job.min_member)
     found: dict[str, SubJob] = {}
     for task in job.tasks:
@@ -83,11 +90,15 @@ def _per_policy(job: Job) -> dict[str, list[SubJob]]:
 
 
 def subgroups_valid(job: Job) -> bool:
+    if not job.subgroups:
+        return True
     groups = _per_policy(job)
     return all(len(groups[p.name]) >= p.min_subgroups for p in job.subgroups)
 
 
 def subgroups_ready(job: Job, pipelined: bool) -> bool:
+    if not job.subgroups:
+        return True
     groups = _per_policy(job)
     for policy in job.subgroups:
         if policy.min_subgroups > 0:
