@@ -239,3 +239,23 @@ def test_a_sub_group_that_must_share_a_leaf_evicts_where_its_pods_then_have_room
     assert gangpreempt_evictions(leaf_scenario(half_full), tiers) == ["na/on-n1-0"]
     protected = {"n1": ("high", 8), "n3": ("low", 4), "n4": ("high", 4)}
     assert gangpreempt_evictions(leaf_scenario(protected), tiers) == []
+
+
+def test_a_node_over_its_allocatable_takes_no_room_from_its_leaf(
+    committed_render: Callable[[str], StackRender],
+) -> None:
+    """A dump can show a node running more than its allocatable (its GPUs or CPUs shrank under
+    running pods). Such a node has room for no pod, not for fewer than none: the leaf keeps the
+    room its other nodes have, and the gang whose node completes it is still evicted."""
+    tiers, _, _ = policy_of(committed_render("aicloud-a").spec)
+    scenario = leaf_scenario({"n1": ("low", 8), "n3": ("high", 8), "n4": ("high", 8)})
+    scenario["nodes"].append({"name": "n5", "allocatable": {"cpu": "64", "memory": "512Gi", GPU: "8", "pods": "110"}})
+    scenario["hyperNodes"][0]["members"].append({"type": "Node", "name": "n5"})
+    scenario["podGroups"].append(
+        {"name": "on-n5", "namespace": "na", "queue": "a", "minMember": 1, "phase": "Running", "priorityClass": "high"}
+    )
+    scenario["pods"].append(
+        {"name": "on-n5-0", "namespace": "na", "group": "on-n5", "node": "n5", "phase": "Running"}
+        | {"requests": {"cpu": "66", "memory": "8Gi"}}
+    )
+    assert gangpreempt_evictions(scenario, tiers) == ["na/on-n1-0"]

@@ -303,12 +303,11 @@ class Node:
         """Recompute what follows from `used`, `releasing` and `pipelined` after they change."""
         self.idle = minus(self.allocatable, self.used)
         self.future_idle = minus(add(dict(self.idle), self.releasing), self.pipelined)
-        self.rekey()
+        self._rekey()
 
-    def move(self, request: Resources, held: int, releasing: int, pipelined: int, rekey: bool = True) -> None:
+    def move(self, request: Resources, held: int, releasing: int, pipelined: int) -> None:
         """`request` added (1) to or taken (-1) from what the node holds, releases and has
-        pipelined; idle and future idle follow linearly, as `refresh` would compute them (the
-        class key too unless `rekey` is False: the caller then calls `rekey` once it is done)."""
+        pipelined; idle and future idle follow linearly, as `refresh` would compute them."""
         future = releasing - held - pipelined
         used, idle, future_idle = self.used, self.idle, self.future_idle
         for name, amount in request.items():
@@ -321,10 +320,9 @@ class Node:
                 self.pipelined[name] = self.pipelined.get(name, 0.0) + pipelined * amount
             if future:
                 future_idle[name] = future_idle.get(name, 0.0) + future * amount
-        if rekey:
-            self.rekey()
+        self._rekey()
 
-    def rekey(self) -> None:
+    def _rekey(self) -> None:
         self.state_key = hash(
             (
                 tuple(sorted(self.used.items())),

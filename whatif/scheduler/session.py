@@ -74,15 +74,11 @@ class Session:
         selected = {key for job in self.jobs.values() for task in job.tasks for key in task.node_selector}
         for node in self.nodes.values():
             node.tell_apart_by(selected)
-        for job in self.jobs.values():  # `_place` for each pod on a node, each node rekeyed once
+        for job in self.jobs.values():  # classes end up ordered by their nodes' latest change
             for task in job.tasks:
-                host = self.nodes.get(task.node)
-                if host is not None and task.status in ON_NODE | {PIPELINED}:
-                    host.tasks[task.uid] = task
-                    host.move(task.resreq, *_node_parts_of(task.status, +1), rekey=False)
-                    self.moves += 1
+                if task.node and task.status in ON_NODE | {PIPELINED}:
+                    self._place(task, task.status, +1)
         for node in self.nodes.values():
-            node.rekey()
             self.classes.setdefault(node.class_key, {})[node.name] = node
 
     def index_hypernodes(self) -> None:
@@ -262,12 +258,13 @@ def shape_of(request: Resources) -> Shape:
 
 
 def places_on(available: Resources, shape: Shape) -> int:
-    """How many pods of `shape` fit in `available`, as `fits` counts (absent is none)."""
+    """How many pods of `shape` fit in `available`, as `fits` counts (absent is none; a node
+    already over its allocatable, as a dump can show, has room for none, not fewer)."""
     places = INFINITE
     for name, amount in shape:
         if amount > EPSILON:
             places = min(places, (available.get(name, 0.0) + EPSILON) // amount)
-    return int(places) if places < INFINITE else 1 << 20
+    return max(0, int(places)) if places < INFINITE else 1 << 20
 
 
 @dataclass
