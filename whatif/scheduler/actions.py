@@ -196,7 +196,7 @@ def place_tasks(
 def _worksheet(session: Session, job: Job) -> list[SubJob]:
     """`organizeJobWorksheet`: sub-groups with pending pods, those needed for `minSubGroups` first;
     a job without sub-group policies is one sub-group that places a pod per turn once ready."""
-    subs = [s for s in subjobs(job) if any(t.status == PENDING and not t.best_effort for t in s.tasks)]
+    subs = [s for s in subjobs(job) if s.pending()]
     if not job.subgroups:
         return subs
     subs = [s for s in subs if not s.is_ready()]
@@ -249,7 +249,7 @@ def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None
     (`allocateForSubJob`)."""
     fw = session.fw
     for sub in _worksheet(session, job):
-        pending = [t for t in sub.tasks if t.status == PENDING and not t.best_effort]
+        pending = sub.pending()
         for domain in sub_domains(session, sub, hypernode, pending):
             trial = Statement(session)
             place_tasks(session, job, pending, members(session, domain), trial, sub)
@@ -269,7 +269,7 @@ def _least_progress(job: Job) -> Resources:
         return {}
     if job.subgroups:
         needs = [
-            total(t.resreq for t in sub.tasks if t.status == PENDING and not t.best_effort)
+            total(t.resreq for t in sub.pending())
             for sub in subjobs(job)
             if any(t.status == PENDING for t in sub.tasks)
         ]

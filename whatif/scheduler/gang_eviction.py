@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from whatif.scheduler.actions import best_queue, pop_best
 from whatif.scheduler.eviction import preemptors
-from whatif.scheduler.model import PENDING, PREEMPTABLE_STATUSES, RUNNING, Job, Task
+from whatif.scheduler.model import PREEMPTABLE_STATUSES, RUNNING, Job, Task
 from whatif.scheduler.nomination import FirstPlaces, eviction_worksheet, nominate
 from whatif.scheduler.resources import INFINITE, Resources, add, fits, plus, total
 from whatif.scheduler.session import Session, Statement
@@ -25,9 +25,9 @@ Bundle = tuple[bool, Job, list[Task]]
 
 def _pending_for_gang(session: Session, job: Job) -> list[Task]:
     """`CollectPendingTasksForGangEviction`."""
-    subs = [s for s in subjobs(job) if any(t.status == PENDING and not t.best_effort for t in s.tasks)]
+    subs = [s for s in subjobs(job) if s.pending()]
     subs = subs[:1] if session.fw.job_ready(job) else [s for s in subs if not s.is_ready()]
-    return [t for s in subs for t in s.tasks if t.status == PENDING and not t.best_effort]
+    return [t for s in subs for t in s.pending()]
 
 
 def _bundles(session: Session, local: dict[str, list[Task]]) -> list[Bundle]:
@@ -117,17 +117,27 @@ def _candidates(session: Session, kind: str, job: Job, domain: str) -> dict[str,
     return local
 
 
+def _cluster_victims(session: Session, kind: str, job: Job) -> Iterator[Job]:
+    """The jobs of the cluster the action may take pods from, lowest priority first."""
+    may_lose, statuses = _victim_test(session, kind, job), _statuses(kind)
+    return (v for v in session.jobs_by_priority() if may_lose(v.uid) and v.count(*statuses))
+
+
+def _takeable(victim: Job, kind: str) -> list[Task]:
+    """The victim's pods the action may take now."""
+    statuses = _statuses(kind)
+    return [t for t in victim.tasks if t.status in statuses and t.preemptable]
+
+
 def _bundles_of_cluster(session: Session, kind: str, job: Job) -> Iterator[Bundle]:
     """`CreateJobBundles` over the whole cluster, in selection order and only as far as asked:
     safe bundles, then whole ones, each by victim priority. A full gang (no surplus) has no safe
     bundle, so the first pass needs its pods only when it has one; a whole bundle read after the
     victim's safe bundle was evicted is the same pods, since the surplus fell by what left."""
-    may_lose, statuses = _victim_test(session, kind, job), _statuses(kind)
-    victims = [v for v in session.jobs_by_priority() if may_lose(v.uid) and v.count(*statuses)]
+    victims = list(_cluster_victims(session, kind, job))
 
     def pods(victim: Job) -> list[Task]:
-        taken = [t for t in victim.tasks if t.status in statuses and t.preemptable]
-        return sorted(taken, key=lambda t: (t.priority, t.uid))
+        return sorted(_takeable(victim, kind), key=lambda t: (t.priority, t.uid))
 
     for victim in victims:
         surplus = victim.ready_num - victim.min_member
@@ -141,14 +151,12 @@ def _bundles_of_cluster(session: Session, kind: str, job: Job) -> Iterator[Bundl
 
 def _every_candidate(session: Session, kind: str, job: Job, domain: str) -> Iterator[Task]:
     """Every pod the action may take for `job` in the domain, in no particular order."""
-    if domain != ROOT:
-        for tasks in _candidates(session, kind, job, domain).values():
-            yield from tasks
-        return
-    may_lose, statuses = _victim_test(session, kind, job), _statuses(kind)
-    for victim in session.jobs_by_priority():
-        if may_lose(victim.uid) and victim.count(*statuses):
-            yield from (t for t in victim.tasks if t.status in statuses and t.preemptable)
+    if domain == ROOT:
+        for victim in _cluster_victims(session, kind, job):
+            yield from _takeable(victim, kind)
+    else:
+        for pods in _candidates(session, kind, job, domain).values():
+            yield from pods
 
 
 class _Selection:
@@ -198,7 +206,7 @@ def _evict_in_domain(
     worksheet = eviction_worksheet(session, job)
     if not worksheet:
         return False
-    first = [t.resreq for t in worksheet[0].tasks if t.status == PENDING and not t.best_effort]
+    first = [t.resreq for t in worksheet[0].pending()]
     size = 8
     places = FirstPlaces(session, job, worksheet[0], domain, first)
     if not places.could_open(lambda: _every_candidate(session, kind, job, domain), kind, job):

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from whatif.scheduler.actions import choose_node, members, sub_domains
-from whatif.scheduler.model import PENDING, Job, Queue, Task
+from whatif.scheduler.model import Job, Queue, Task
 from whatif.scheduler.resources import Resources, add, fits, plus, total
 from whatif.scheduler.session import Session, Shape, Statement, places_on, shape_of, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
@@ -31,7 +31,7 @@ class FirstPlaces:
         self.allowed: set[str] = set()
         if job.hard_topology and tier is not None:
             self.allowed = {h.name for h in session.inside(domain) if h.tier <= tier}
-        self.key = (domain, tier, shape_of(self.need), tuple(sorted(self.shapes.items())))
+        self.key = (domain, tier, tuple(sorted(self.shapes.items())))
         self.open = False
         self.restart()
 
@@ -102,17 +102,14 @@ class FirstPlaces:
             future_idle = self.session.hypernode_totals[name].future_idle
         if not fits(self.need, future_idle):
             return False
-        extra = self.extra.get(name, {})
-        return all(
-            self.session.room(name, shape) + extra.get(shape, 0) >= count for shape, count in self.shapes.items()
-        )
+        return room_for(self.session, name, self.shapes, self.extra.get(name, {}))
 
 
-def room_for(session: Session, hypernode: str, requests: list[Resources]) -> bool:
-    """Whether the HyperNode's nodes have room for each pod of `requests`, counted per shape: a
-    trial that must place every pod fails where they do not (predicates can fail it elsewhere)."""
-    shapes = Counter(shape_of(request) for request in requests)
-    return all(session.room(hypernode, shape) >= count for shape, count in shapes.items())
+def room_for(session: Session, hypernode: str, shapes: Counter[Shape], extra: dict[Shape, int]) -> bool:
+    """Whether the HyperNode's nodes (with the room `extra` adds) have room for as many pods of
+    each shape as `shapes` counts: a trial that must place every pod fails where they do not
+    (predicates can fail it elsewhere)."""
+    return all(session.room(hypernode, shape) + extra.get(shape, 0) >= count for shape, count in shapes.items())
 
 
 def nominate(session: Session, job: Job, domain: str) -> Statement | None:
@@ -128,11 +125,11 @@ def nominate(session: Session, job: Job, domain: str) -> Statement | None:
     chain = Statement(session)
     pipelined = False
     for sub in eviction_worksheet(session, job):
-        tasks = sort_by([t for t in sub.tasks if t.status == PENDING and not t.best_effort], fw.task_order)
+        tasks = sort_by(sub.pending(), fw.task_order)
         places = sub_domains(session, sub, domain, tasks) if job.hard_topology else iter([domain])
         if sub.topology is not None and sub.topology.mode == "hard":
-            requests = [t.resreq for t in tasks]
-            places = (p for p in places if room_for(session, p, requests))
+            shapes = Counter(shape_of(t.resreq) for t in tasks)
+            places = (p for p in places if room_for(session, p, shapes, {}))
         winner = next((t for place in places if (t := _trial(session, queue, job, sub, tasks, place))), None)
         if winner is None:
             chain.discard()
@@ -161,7 +158,7 @@ def eviction_worksheet(session: Session, job: Job) -> list[SubJob]:
         if sub.policy is not None and not sub.is_ready() and ready[sub.policy.name] < need[sub.policy.name]:
             required.add(sub.key)
             ready[sub.policy.name] += 1
-    pending = [s for s in subs if any(t.status == PENDING and not t.best_effort for t in s.tasks)]
+    pending = [s for s in subs if s.pending()]
     return sorted(pending, key=lambda s: s.key not in required)
 
 

@@ -93,7 +93,7 @@ class Session:
         self.node_hypernodes = {name: [] for name in self.nodes}
         self.hypernode_totals = {}
         for hypernode in self.hypernodes.values():
-            totals = HyperNodeTotals(hypernode.name != ROOT, hypernode.name, hypernode.tier)
+            totals = HyperNodeTotals(hypernode.name != ROOT, hypernode.name)
             for name in hypernode.nodes:
                 node = self.nodes.get(name)
                 if node is None:
@@ -274,7 +274,6 @@ class HyperNodeTotals:
     bounded: bool = True
     """False for the virtual root, whose per-node peak is not kept."""
     name: str = ""
-    tier: int = 0
     allocatable: Resources = field(default_factory=dict)
     used: Resources = field(default_factory=dict)
     idle: Resources = field(default_factory=dict)

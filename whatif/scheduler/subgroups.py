@@ -44,6 +44,10 @@ class SubJob:
     def is_pipelined(self) -> bool:
         return self.ready_num(True) >= self.min_available
 
+    def pending(self) -> list[Task]:
+        """The pods still to place (BestEffort ones count as ready and are left to backfill)."""
+        return [t for t in self.tasks if t.status == PENDING and not t.best_effort]
+
 
 def _policy_of(task: Task, policies: list[SubGroupPolicy]) -> tuple[SubGroupPolicy, tuple[str, ...]] | None:
     for policy in policies:
