@@ -100,36 +100,41 @@ def _nodes(state: ClusterState) -> dict[str, Node]:
     return nodes
 
 
+def dump_hypernodes(state: ClusterState, nodes: dict[str, Node]) -> dict[str, HyperNode]:
+    """The dump's HyperNodes, members given by regex or label resolved against its nodes."""
+    items = []
+    for obj in state.hyper_nodes:
+        members = []
+        for member in (obj.get("spec") or {}).get("members") or []:
+            selector = member.get("selector") or {}
+            exact = (selector.get("exactMatch") or {}).get("name")
+            if exact:
+                members.append({"type": member.get("type", "Node"), "name": exact})
+            elif "regexMatch" in selector or "labelMatch" in selector:
+                pattern = (selector.get("regexMatch") or {}).get("pattern")
+                labels = (selector.get("labelMatch") or {}).get("matchLabels") or {}
+                for node in nodes.values():
+                    if (pattern and re.match(pattern, node.name)) or (
+                        labels and all(node.labels.get(k) == v for k, v in labels.items())
+                    ):
+                        members.append({"type": "Node", "name": node.name})
+        spec_ = obj.get("spec") or {}
+        items.append(
+            {
+                "name": obj["metadata"]["name"],
+                "tier": int(spec_.get("tier", 0)),
+                "tierName": spec_.get("tierName", ""),
+                "members": members,
+            }
+        )
+    return hypernodes_of(items)
+
+
 def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node]) -> dict[str, HyperNode]:
     """The dump's HyperNodes; without any, the stack's topology (what discovery or the stack's own
     HyperNodes will describe)."""
     if state.hyper_nodes:
-        items = []
-        for obj in state.hyper_nodes:
-            members = []
-            for member in (obj.get("spec") or {}).get("members") or []:
-                selector = member.get("selector") or {}
-                exact = (selector.get("exactMatch") or {}).get("name")
-                if exact:
-                    members.append({"type": member.get("type", "Node"), "name": exact})
-                elif "regexMatch" in selector or "labelMatch" in selector:
-                    pattern = (selector.get("regexMatch") or {}).get("pattern")
-                    labels = (selector.get("labelMatch") or {}).get("matchLabels") or {}
-                    for node in nodes.values():
-                        if (pattern and re.match(pattern, node.name)) or (
-                            labels and all(node.labels.get(k) == v for k, v in labels.items())
-                        ):
-                            members.append({"type": "Node", "name": node.name})
-            spec_ = obj.get("spec") or {}
-            items.append(
-                {
-                    "name": obj["metadata"]["name"],
-                    "tier": int(spec_.get("tier", 0)),
-                    "tierName": spec_.get("tierName", ""),
-                    "members": members,
-                }
-            )
-        return hypernodes_of(items)
+        return dump_hypernodes(state, nodes)
     topology = spec.topology
     if topology is None:
         return {}

@@ -1,0 +1,61 @@
+package main
+
+import "encoding/json"
+
+// Case is one question: what does the scheduler do with these objects under this policy.
+type Case struct {
+	ID string `json:"id"`
+	// Conf is a volcano-scheduler.conf. With Defaults, every plugin flag left out is on, as in
+	// the scheduler binary (scheduler.UnmarshalSchedulerConf); without, a flag left out is off,
+	// as in Volcano's unit tests, which build their tiers by hand.
+	Conf     string `json:"conf"`
+	Defaults bool   `json:"defaults"`
+	// Objects are Kubernetes objects with apiVersion and kind.
+	Objects []json.RawMessage `json:"objects"`
+	// Cycles is how many scheduling cycles may run (1: one session). Between cycles, bound pods
+	// run, evicted pods are recreated Pending and PodGroups keep the phase the session gave them.
+	Cycles int `json:"cycles"`
+	// Repeat runs the case this many times: ties Volcano breaks at random can then be seen as
+	// different outcomes.
+	Repeat int `json:"repeat"`
+}
+
+// Answer is what the scheduler did: one Outcome per distinct result over the repeats.
+type Answer struct {
+	ID       string    `json:"id"`
+	Outcomes []Outcome `json:"outcomes,omitempty"`
+	// Random is true when repeats of the same case ended differently.
+	Random bool   `json:"random"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Outcome is the result of the cycles of one run.
+type Outcome struct {
+	Cycles []Cycle `json:"cycles"`
+	// Pods: namespace/name -> node the pod ends on ("" when it does not run or is being deleted).
+	Pods map[string]string `json:"pods"`
+	// Phases: namespace/name of each PodGroup -> its phase after the last cycle.
+	Phases map[string]string `json:"phases"`
+	// Evicted: namespace/name of every pod evicted in any cycle, in order.
+	Evicted []string `json:"evicted"`
+	// Runs counts the repeats that ended this way.
+	Runs int `json:"runs"`
+}
+
+// Cycle is what one session did.
+type Cycle struct {
+	Binds     map[string]string   `json:"binds"`
+	Evictions []string            `json:"evictions"`
+	Pipelined map[string][]string `json:"pipelined"`
+	Phases    map[string]string   `json:"phases"`
+	// Conditions: PodGroup -> the message of its Unschedulable condition, where the session set one.
+	Conditions map[string]string `json:"conditions,omitempty"`
+}
+
+func (o Outcome) key() string {
+	data, _ := json.Marshal(struct {
+		C []Cycle
+		P map[string]string
+	}{o.Cycles, o.Pods})
+	return string(data)
+}

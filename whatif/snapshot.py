@@ -1,0 +1,53 @@
+"""A session from a cluster snapshot alone, with no stack: what the scheduler holds on its next
+cycle. The differential tests give the same objects to the model (through this) and to Volcano's
+own code (`whatif.volcano`), so the model is checked on the path it reads real clusters with.
+"""
+
+from __future__ import annotations
+
+from live.cluster_state import ClusterState
+from whatif.cluster import _nodes, _queue, _task, dump_hypernodes, pod_group_job, pod_request
+from whatif.scheduler.model import Job, Queue
+from whatif.scheduler.resources import add
+from whatif.scheduler.session import Session
+
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+FINISHED = ("Succeeded", "Failed")
+
+
+def priority_classes(state: ClusterState) -> tuple[dict[str, int], int]:
+    """Each class's value, and the value of the global default (0 without one)."""
+    values, default = {}, 0
+    for obj in state.priority_classes:
+        values[obj["metadata"]["name"]] = int(obj.get("value", 0))
+        if obj.get("globalDefault"):
+            default = int(obj.get("value", 0))
+    return values, default
+
+
+def snapshot_session(state: ClusterState) -> Session:
+    priorities, default = priority_classes(state)
+    queues: dict[str, Queue] = {}
+    for order, obj in enumerate(state.queues):
+        queues[obj["metadata"]["name"]] = _queue(obj, (obj.get("status") or {}).get("state", "Open"), order)
+    nodes = _nodes(state)
+    jobs: dict[str, Job] = {}
+    for order, obj in enumerate(state.pod_groups):
+        job = pod_group_job(obj, priorities, default, order)
+        jobs[job.uid] = job
+    for order, pod in enumerate(state.pods):
+        metadata, spec = pod["metadata"], pod.get("spec") or {}
+        if (pod.get("status") or {}).get("phase") in FINISHED:
+            continue
+        group = (metadata.get("annotations") or {}).get(GROUP_ANNOTATION)
+        owner = jobs.get(f"{metadata.get('namespace', 'default')}/{group}") if group else None
+        if owner is None:
+            node = nodes.get(spec.get("nodeName") or "")
+            if node is not None:  # not Volcano's: it holds its node all the same
+                add(node.used, pod_request(spec))
+                node.other_pods += 1
+                node.refresh()
+            continue
+        owner.tasks.append(_task(pod, owner.uid, priorities, default, order))
+    live = {uid: job for uid, job in jobs.items() if job.queue in queues}
+    return Session(nodes, queues, live, dump_hypernodes(state, nodes))
