@@ -73,25 +73,45 @@ def cmd_import_topology(args: argparse.Namespace) -> int:
     return FOUND if imported.problems else OK
 
 
-def cmd_whatif(args: argparse.Namespace) -> int:
+def _predict(args: argparse.Namespace, result: Any) -> Any:
+    """The prediction by the engine `--engine` names (`auto`: Volcano's own code where it can be
+    built or is built already, else the model, saying why on standard error)."""
     from whatif.predict import predict
+    from whatif.volcano.build import EngineUnavailable, ensure_built
+
+    state = _state(args, result.spec.config.cluster.context)
+    if args.engine != "model":
+        try:
+            ensure_built()
+        except EngineUnavailable as why:
+            if args.engine == "volcano":
+                raise UsageError(f"--engine volcano: {why}") from why
+            print(f"note: the model answers: {why}", file=sys.stderr)
+        else:
+            from whatif.volcano.predict import predict_with_volcano
+
+            return predict_with_volcano(state, result.spec, result.rendered)
+    return predict(state, result.spec, result.rendered)
+
+
+def cmd_whatif(args: argparse.Namespace) -> int:
     from whatif.report import as_json, markdown
 
     result = render_stack_of(args)
-    prediction = predict(_state(args, result.spec.config.cluster.context), result.spec, result.rendered)
+    prediction = _predict(args, result)
     print(as_json(prediction) if args.json else markdown(prediction), end="")
     return OK if prediction.all_fit else FOUND
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from whatif.predict import FITS, predict
+    from whatif.predict import FITS
     from whatif.report import explain_markdown
 
     result = render_stack_of(args)
     if args.model not in result.spec.models:
         known = ", ".join(sorted(result.spec.models)) or "none"
         raise UsageError(f"stack {args.stack} has no model {args.model!r} (its models: {known})")
-    prediction = predict(_state(args, result.spec.config.cluster.context), result.spec, result.rendered)
+    prediction = _predict(args, result)
     print(explain_markdown(prediction, args.model), end="")
     verdict = next(v for v in prediction.verdicts if v.model == args.model)
     return OK if verdict.verdict == FITS else FOUND
@@ -129,6 +149,16 @@ def _stack_on_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
     parser.add_argument("--config-file", help=CONFIG_FILE_HELP)
     _cluster_arguments(parser, "`cluster.context`, else the current one")
+
+
+def _engine_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "volcano", "model"),
+        default="auto",
+        help="who answers: `volcano`, Volcano's own scheduling code (needs Go, or `make volcano-session` run "
+        "once); `model`, the project's model of it; `auto` (default) Volcano's code where it can be had, else the model",
+    )
 
 
 def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
@@ -176,12 +206,14 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         "Render the stack, read the cluster (GET and LIST only, or --from a file) and simulate the "
         "scheduler's next cycles with the stack's policy: for every model `fits` (and where), `fits-after-eviction` "
         "(the PodGroups preempted or reclaimed for it), `waits` or `never`, with the reason in stack keys; for "
-        "every tenant the running work a quota change exposes. An estimate: the report names what it does not "
-        "model. Exit 0 every model fits without eviction, 1 something is evicted, waits or never runs.",
+        "every tenant the running work a quota change exposes. Volcano's own scheduling code answers (built from "
+        "its Go module on first use); without Go the project's model of it does, and the report says which. "
+        "Exit 0 every model fits without eviction, 1 something is evicted, waits or never runs.",
         "volcano-platform whatif --stack aicloud-a",
         "volcano-platform whatif --stack aicloud-a --from cluster.json --json",
     )
     _stack_on_cluster_arguments(whatif)
+    _engine_argument(whatif)
     whatif.add_argument("--json", action="store_true", help="print the prediction as JSON (schema/whatif.schema.json)")
     whatif.set_defaults(handler=cmd_whatif)
     explain = command_parser(
@@ -196,6 +228,7 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
     )
     explain.add_argument("model", help="the model's name (a key of `models`)")
     _stack_on_cluster_arguments(explain)
+    _engine_argument(explain)
     explain.set_defaults(handler=cmd_explain)
     role = command_parser(
         sub,

@@ -44,10 +44,12 @@ type Outcome struct {
 
 // Cycle is what one session did.
 type Cycle struct {
-	Binds     map[string]string   `json:"binds"`
-	Evictions []string            `json:"evictions"`
-	Pipelined map[string][]string `json:"pipelined"`
-	Phases    map[string]string   `json:"phases"`
+	Binds     map[string]string `json:"binds"`
+	Evictions []string          `json:"evictions"`
+	// EvictedFrom: evicted pod -> the node it was evicted from.
+	EvictedFrom map[string]string   `json:"evictedFrom"`
+	Pipelined   map[string][]string `json:"pipelined"`
+	Phases      map[string]string   `json:"phases"`
 	// Conditions: PodGroup -> the message of its Unschedulable condition, where the session set one.
 	Conditions map[string]string `json:"conditions,omitempty"`
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
@@ -37,16 +38,29 @@ func main() {
 	// Kubernetes' scheduler plugins, which Volcano's predicates call, record metrics the
 	// scheduler binary registers at start (as pkg/scheduler/uthelper does for the tests).
 	metrics.InitKubeSchedulerRelatedMetrics()
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	klog.InitFlags(nil)
 	_ = flag.Set("v", "0")
 	_ = flag.Set("logtostderr", "true")
 	flag.Parse()
+	if *cpuProfile != "" {
+		file, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(file)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "volcano-session:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	results := os.Stdout
 	os.Stdout = os.Stderr
 
 	if err := serve(os.Stdin, results); err != nil {
 		fmt.Fprintln(os.Stderr, "volcano-session:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

@@ -130,6 +130,16 @@ func session(w *World, p Policy) (Cycle, error) {
 	}
 	out.Binds = binder.Binds()
 	out.Evictions = evictor.Evicts()
+	out.EvictedFrom = map[string]string{}
+	evicted := map[string]bool{}
+	for _, name := range out.Evictions {
+		evicted[name] = true
+	}
+	for _, pod := range w.Pods {
+		if name := key(pod.Namespace, pod.Name); evicted[name] {
+			out.EvictedFrom[name] = pod.Spec.NodeName
+		}
+	}
 	return out, nil
 }
 

@@ -61,6 +61,9 @@ class Verdict:
     reason: str = ""
     headroom: float | None = None
     """The queue's GPUs left below its limit afterwards."""
+    note: str = ""
+    """What the reader should know about how sure the verdict is: where Volcano's own code decides
+    by a random tie, or where the model disagrees with it."""
 
 
 def settle(session: Session) -> None:
@@ -128,6 +131,8 @@ class Prediction:
     verdicts: list[Verdict]
     tenants: list[TenantExposure]
     not_modelled: list[str]
+    engine: str = "model"
+    """Who answered: `volcano` (Volcano's own scheduling code) or `model` (the Python model)."""
 
     @property
     def all_fit(self) -> bool:
@@ -142,14 +147,14 @@ def policy_of(spec: PlatformSpec) -> tuple[list[list[dict[str, Any]]], tuple[str
     return tiers, actions, configurations
 
 
-def _domain(session: Session, nodes: set[str]) -> str:
+def domain_of(session: Session, nodes: set[str]) -> str:
     if not nodes:
         return ""
     found = lowest_containing(nodes, session.hypernodes)
     return found.name if found is not None and found.name != ROOT else "cluster"
 
 
-def _victims_by_preemptor(session: Session, evicted: dict[str, list[str]], gpu: str) -> dict[str, list[Victim]]:
+def victims_by_preemptor(session: Session, evicted: dict[str, list[str]], gpu: str) -> dict[str, list[Victim]]:
     """Every eviction grouped by the job it was made for, then by victim PodGroup."""
     tasks = {t.uid: t for j in session.jobs.values() for t in j.tasks}
     grouped: dict[str, dict[str, tuple[list[Task], set[str], str]]] = {}
@@ -169,14 +174,14 @@ def _victims_by_preemptor(session: Session, evicted: dict[str, list[str]], gpu: 
                     job.queue,
                     job.priority,
                     sum(t.resreq.get(gpu, 0.0) for t in taken) / 1000,
-                    _domain(session, nodes),
+                    domain_of(session, nodes),
                     "reclaim" if "reclaim" in action else "preempt",
                 )
             )
     return out
 
 
-def _tenants(session: Session, spec: PlatformSpec) -> list[TenantExposure]:
+def tenant_exposure(session: Session, spec: PlatformSpec) -> list[TenantExposure]:
     gpu = spec.gpu_resource
     out = []
     lowest_first = sorted(session.jobs.values(), key=lambda j: (j.priority, j.uid))
@@ -210,7 +215,7 @@ def _tenants(session: Session, spec: PlatformSpec) -> list[TenantExposure]:
                             job.queue,
                             job.priority,
                             used / 1000,
-                            _domain(session, nodes),
+                            domain_of(session, nodes),
                             "reclaim",
                         )
                     )
@@ -223,14 +228,14 @@ def predict(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Pred
     session, models = build_session(state, spec, rendered)
     session.configurations = configurations
     not_modelled = open_session(session, tiers) + [a for a in actions if a not in ACTIONS]
-    tenants = _tenants(session, spec)
+    tenants = tenant_exposure(session, spec)
     session.hypernodes.pop(ROOT, None)
     evicted = simulate(session, tiers, actions)
-    stuck = [name for name in spec.models if not _runs(session, models[name])]
+    stuck = [name for name in spec.models if not runs(session, models[name])]
     empty = _on_an_empty_cluster(state, spec, rendered, stuck) if stuck else None
     open_session(session, tiers)  # the plugins' view of the cluster once it has settled, for reasons
-    by_preemptor = _victims_by_preemptor(session, evicted, spec.gpu_resource)
-    verdicts = [_verdict(session, empty, spec, models[name], by_preemptor) for name in spec.models]
+    by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
+    verdicts = [verdict_of(session, empty, spec, models[name], by_preemptor) for name in spec.models]
     session.hypernodes.pop(ROOT, None)
     policy = f"actions {', '.join(actions)}; tiers " + " | ".join(", ".join(str(p["name"]) for p in t) for t in tiers)
     return Prediction(spec.stack, state.source, policy, verdicts, tenants, sorted(set(not_modelled)))
@@ -241,7 +246,7 @@ def _tasks(session: Session, jobs: ModelJobs) -> list[Task]:
     return [t for u in jobs.jobs if u in session.jobs for t in session.jobs[u].tasks if t.uid in wanted]
 
 
-def _runs(session: Session, jobs: ModelJobs) -> bool:
+def runs(session: Session, jobs: ModelJobs) -> bool:
     return all(t.status in (RUNNING, BINDING, "Bound") for t in _tasks(session, jobs))
 
 
@@ -266,7 +271,7 @@ def _on_an_empty_cluster(
     return alone, models
 
 
-def _verdict(
+def verdict_of(
     session: Session,
     empty: tuple[Session, dict[str, ModelJobs]] | None,
     spec: PlatformSpec,
@@ -278,16 +283,16 @@ def _verdict(
     tasks = _tasks(session, jobs)
     if not tasks:
         return Verdict(model.name, FITS, reason="scaled to zero")
-    if _runs(session, jobs):
+    if runs(session, jobs):
         headroom = reasons.queue_headroom(session, model.queue, spec.gpu_resource)
         return Verdict(
             model.name,
             EVICTS if victims else FITS,
-            _domain(session, {t.node for t in tasks}),
+            domain_of(session, {t.node for t in tasks}),
             victims,
             headroom=headroom,
         )
-    if empty is not None and not _runs(empty[0], empty[1][model.name]):
+    if empty is not None and not runs(empty[0], empty[1][model.name]):
         alone = empty[0]
         stuck = next(
             alone.jobs[u]

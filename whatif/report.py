@@ -10,7 +10,7 @@ from offline.markdown import code
 from whatif.predict import EVICTS, FITS, NEVER, WAITS, Prediction, Verdict
 from whatif.scheduler.engine import VOLCANO_VERSION
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ORDER = {NEVER: 0, EVICTS: 1, WAITS: 2, FITS: 3}
 ICON = {NEVER: "never runs", EVICTS: "evicts", WAITS: "waits", FITS: "fits"}
 NOT_MODELLED = (
@@ -25,6 +25,7 @@ def as_json(prediction: Prediction) -> str:
         "stack": prediction.stack,
         "source": prediction.source,
         "volcano": VOLCANO_VERSION,
+        "engine": prediction.engine,
         "policy": prediction.policy,
         "notModelled": prediction.not_modelled,
         "models": [
@@ -35,6 +36,7 @@ def as_json(prediction: Prediction) -> str:
                 "headroomGpus": v.headroom,
                 "victims": [victim.as_json() for victim in v.victims],
                 "reason": v.reason or None,
+                "note": v.note or None,
             }
             for v in _ordered(prediction.verdicts)
         ],
@@ -64,6 +66,9 @@ def markdown(prediction: Prediction) -> str:
                 where += f"; queue headroom {v.headroom:g} GPUs after"
             if v.reason:
                 where = v.reason.replace("|", "\\|")
+            if v.note:
+                note = v.note.replace("|", "\\|")
+                where += f" ({note})"
             victims = "<br>".join(
                 f"{x.action} {code(x.namespace + '/' + x.pod_group)} (queue {code(x.queue)}, priority {x.priority}, "
                 f"{x.gpus:g} GPUs, {code(x.domain)})"
@@ -89,12 +94,19 @@ def markdown(prediction: Prediction) -> str:
                 f"{_gpus(t.limit / 1000 if t.limit != float('inf') else None)} | {flags}reclaimable: {work or '-'} |"
             )
         lines.append("")
-    lines.append(
-        f"An estimate of the next decisions of Volcano {VOLCANO_VERSION} with the stack's policy "
-        f"({prediction.policy}) on {prediction.source}. Not modelled: {NOT_MODELLED}"
-        + (f"; unknown to the model here: {', '.join(prediction.not_modelled)}" if prediction.not_modelled else "")
-        + "."
-    )
+    if prediction.engine == "volcano":
+        lines.append(
+            f"Answered by Volcano {VOLCANO_VERSION}'s own scheduling code (its scheduler cache, actions and plugins, "
+            f"run on the snapshot cycle after cycle) with the stack's policy ({prediction.policy}) on "
+            f"{prediction.source}; reasons from the project's model of it."
+        )
+    else:
+        lines.append(
+            f"An estimate of the next decisions of Volcano {VOLCANO_VERSION} by the project's model of it, with the "
+            f"stack's policy ({prediction.policy}) on {prediction.source}. Not modelled: {NOT_MODELLED}"
+            + (f"; unknown to the model here: {', '.join(prediction.not_modelled)}" if prediction.not_modelled else "")
+            + "."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -107,4 +119,7 @@ def explain_markdown(prediction: Prediction, model: str) -> str:
         text = f"{code(model)} starts once {names} have been evicted for it."
     else:
         text = f"{code(model)} {ICON[verdict.verdict]}: {verdict.reason}."
-    return text + "\n"
+    if verdict.note:
+        text += f" ({verdict.note})"
+    answered = "Volcano's own scheduling code" if prediction.engine == "volcano" else "the model of Volcano's scheduler"
+    return text + f"\n\nAnswered by {answered}.\n"

@@ -3,9 +3,12 @@ PodGroups as the render makes them. See `whatif.cluster` for how each piece is r
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from config.platform_labels import MANAGED_BY, MODEL_LABEL
+from config.schema.quantity import quantity_value
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
@@ -29,6 +32,19 @@ from whatif.scheduler.session import Session
 
 MANAGED_KEY, MANAGED_VALUE = next(iter(MANAGED_BY.items()))
 FINISHED = ("Succeeded", "Failed")
+
+
+@dataclass
+class Objects:
+    """The pods and PodGroups of a session as Kubernetes objects, for Volcano's own code: the
+    dump's where they exist, the ones `pulumi up` and the controllers would make for the rest."""
+
+    pods: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Task uid (namespace/name) -> pod."""
+    pod_groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Job uid (namespace/name) -> PodGroup."""
+    other_pods: list[dict[str, Any]] = field(default_factory=list)
+    """Pods outside any PodGroup that hold a node."""
 
 
 Index = dict[tuple[str, str | None, str], dict[str, Any]]
@@ -79,6 +95,15 @@ def build_session(
     state: ClusterState, spec: PlatformSpec, rendered: Rendered, only: set[str] | None = None
 ) -> tuple[Session, dict[str, ModelJobs]]:
     """The session after the change; `only`: those models alone on the cluster's nodes, nothing else running."""
+    session, models, _ = build_world(state, spec, rendered, only)
+    return session, models
+
+
+def build_world(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, only: set[str] | None = None
+) -> tuple[Session, dict[str, ModelJobs], Objects]:
+    """`build_session`, and the same pods and PodGroups as objects."""
+    objects = Objects()
     priorities, default = _priority_classes(state, rendered)
     queues = _queues(state, rendered)
     for patch in (o for o in rendered.objects if o.patch and o.kind == "Queue"):
@@ -92,6 +117,7 @@ def build_session(
     for order, obj in enumerate(state.pod_groups):
         job = pod_group_job(obj, priorities, default, order)
         jobs[job.uid] = job
+        objects.pod_groups[job.uid] = obj
     models = {name: ModelJobs(name) for name in spec.models if only is None or name in only}
     existing: dict[str, list[dict[str, Any]]] = {name: [] for name in spec.models}
     if only is not None:
@@ -124,8 +150,11 @@ def build_session(
                 add(node.used, pod_request(pod.get("spec") or {}))
                 node.other_pods += 1
                 node.refresh()
+                objects.other_pods.append(pod)
             continue
-        owner.tasks.append(_task(pod, owner.uid, priorities, default, order))
+        task = _task(pod, owner.uid, priorities, default, order)
+        owner.tasks.append(task)
+        objects.pods[task.uid] = pod
     for uid in removed_groups:
         jobs.pop(uid, None)
     order = len(state.pods)
@@ -134,11 +163,14 @@ def build_session(
     for name, model in spec.models.items():
         if only is not None and name not in only:
             continue
-        order = _add_model(model, index, existing[name], jobs, models[name], priorities, default, order, live)
+        order = _add_model(model, index, existing[name], jobs, models[name], priorities, default, order, live, objects)
     session = Session(
         nodes, queues, {u: j for u, j in jobs.items() if j.queue in queues}, _hypernodes(state, spec, nodes)
     )
-    return session, models
+    kept = {t.uid for j in jobs.values() for t in j.tasks}
+    objects.pods = {uid: pod for uid, pod in objects.pods.items() if uid in kept}
+    objects.pod_groups = {uid: group for uid, group in objects.pod_groups.items() if uid in jobs}
+    return session, models, objects
 
 
 def _group_of(pod: dict[str, Any]) -> str:
@@ -155,41 +187,74 @@ def _model_groups(
     priorities: dict[str, int],
     default: int,
     order: int,
-) -> list[Job]:
-    """The PodGroups of the model after the change (without their pods)."""
+) -> list[tuple[Job, dict[str, Any]]]:
+    """The PodGroups of the model after the change (without their pods), as jobs and as objects."""
     template, replicas, size = shape
-    request = pod_request(template.get("spec") or {})
+    pod_spec = template.get("spec") or {}
+    request = pod_request(pod_spec)
     if size == 1:  # Volcano's controller: one PodGroup per ReplicaSet, minMember 1
         kept = next((live[_group_of(p)] for p in keep if _group_of(p) in live), None)
-        priority_class = (template.get("spec") or {}).get("priorityClassName")
-        return [
-            Job(
-                f"{model.namespace}/podgroup-{model.name}",
-                model.queue,
-                1,
-                ((kept or {}).get("status") or {}).get("phase", "Pending"),
-                priority=priorities.get(str(priority_class), default) if priority_class else default,
-                min_resources=dict(request),
-                order=order,
-            )
-        ]
+        priority_class = pod_spec.get("priorityClassName")
+        status = (kept or {}).get("status") or {"phase": "Pending"}
+        job = Job(
+            f"{model.namespace}/podgroup-{model.name}",
+            model.queue,
+            1,
+            status.get("phase", "Pending"),
+            priority=priorities.get(str(priority_class), default) if priority_class else default,
+            min_resources=dict(request),
+            order=order,
+        )
+        group = _controller_pod_group(job, pod_spec, status)
+        return [(job, group)]
     manifest = _rendered_pod_group(model, rendered)
     if manifest is not None:
         status = (live.get(f"{model.namespace}/{model.pod_group_name}") or {}).get("status") or {}
-        return [pod_group_job({**manifest, "status": status}, priorities, default, order)]
+        group = {**manifest, "status": status}
+        return [(pod_group_job(group, priorities, default, order), group)]
     # LWS's own Volcano provider: one PodGroup per group, without topology or priority class.
-    return [
-        Job(
-            f"{model.namespace}/{model.name}-{group}",
+    out = []
+    for index in range(replicas):
+        job = Job(
+            f"{model.namespace}/{model.name}-{index}",
             model.queue,
             size,
             "Pending",
             priority=default,
             min_resources={k: v * size for k, v in request.items()},
-            order=order + group,
+            order=order + index,
         )
-        for group in range(replicas)
-    ]
+        group = _controller_pod_group(job, {}, {"phase": "Pending"})
+        group["spec"]["minResources"] = _multiplied(pod_spec, size)
+        out.append((job, group))
+    return out
+
+
+def _multiplied(pod_spec: dict[str, Any], count: int) -> dict[str, str]:
+    """A pod's container requests times `count`, as quantities (what a gang of equal pods needs)."""
+    total: dict[str, Decimal] = {}
+    for container in pod_spec.get("containers") or []:
+        for name, value in (((container.get("resources") or {}).get("requests")) or {}).items():
+            total[name] = total.get(name, Decimal(0)) + quantity_value(str(value))
+    return {name: format(value * count, "f") for name, value in total.items()}
+
+
+def _controller_pod_group(job: Job, pod_spec: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """The PodGroup a controller makes for a job's pods (Volcano's for a ReplicaSet's pod, LWS's
+    for a group): minMember, queue, the pod's requests and priority class."""
+    namespace, name = job.uid.split("/", 1)
+    spec: dict[str, Any] = {"minMember": job.min_member, "queue": job.queue}
+    if pod_spec:
+        spec["minResources"] = _multiplied(pod_spec, 1)
+        if pod_spec.get("priorityClassName"):
+            spec["priorityClassName"] = pod_spec["priorityClassName"]
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+        "status": dict(status),
+    }
 
 
 def _add_model(
@@ -202,6 +267,7 @@ def _add_model(
     default: int,
     order: int,
     live: dict[str, dict[str, Any]],
+    objects: Objects,
 ) -> int:
     found = pod_templates(model, rendered)
     if found is None:
@@ -213,10 +279,12 @@ def _add_model(
         for p in running
         if pod_request(p.get("spec") or {}) == request and (p.get("status") or {}).get("phase") == "Running"
     ]
-    groups = _model_groups(model, rendered, (templates[0], replicas, size), keep, live, priorities, default, order)
-    for job in groups:
+    made = _model_groups(model, rendered, (templates[0], replicas, size), keep, live, priorities, default, order)
+    groups = [job for job, _ in made]
+    for job, group in made:
         jobs[job.uid] = job
         out.jobs.append(job.uid)
+        objects.pod_groups[job.uid] = group
     slots: dict[tuple[int, int], dict[str, Any]] = {}
     for pod in keep:
         labels = pod["metadata"].get("labels") or {}
@@ -232,8 +300,23 @@ def _add_model(
                 labels = {LWS_NAME_LABEL: model.name, LWS_GROUP_INDEX_LABEL: str(index)} if size > 1 else {}
                 suffix = f"{index}" if size == 1 else f"{index}-{position}"
                 found_pod = _new_pod(model, templates[position], f"{model.name}-new-{suffix}", labels)
+                found_pod = _admitted(found_pod, job.uid, priorities, default)
             order += 1
             task = _task(found_pod, job.uid, priorities, default, order)
             job.tasks.append(task)
             out.tasks.append(task.uid)
+            objects.pods[task.uid] = found_pod
     return order + len(groups)
+
+
+def _admitted(pod: dict[str, Any], job: str, priorities: dict[str, int], default: int) -> dict[str, Any]:
+    """A new pod as the API server stores it: its priority resolved from its class (the Priority
+    admission plugin) and its PodGroup named (Volcano's and LWS's controllers annotate it)."""
+    spec = dict(pod["spec"])
+    if spec.get("priority") is None:
+        name = spec.get("priorityClassName")
+        spec["priority"] = priorities.get(str(name), default) if name else default
+    metadata = dict(pod["metadata"])
+    metadata["annotations"] = {**metadata.get("annotations", {}), GROUP_NAME_ANNOTATION: job.split("/", 1)[1]}
+    metadata.setdefault("uid", f"new-{job}-{metadata['name']}")
+    return {**pod, "apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}

@@ -28,7 +28,7 @@ class Result:
     placed: tuple[tuple[str, int], ...]
     """(PodGroup, pods placed) for every PodGroup, sorted."""
     evicted: tuple[tuple[str, int], ...]
-    """(PodGroup, pods evicted over all cycles) where any were, sorted."""
+    """(PodGroup, its pods evicted in any cycle, each counted once) where any were, sorted."""
 
     def describe(self) -> str:
         placed = ", ".join(f"{g}={n}" for g, n in self.placed)
@@ -107,6 +107,7 @@ def volcano_results(objects: list[dict[str, Any]], answer: dict[str, Any]) -> li
     results = []
     for outcome in answer.get("outcomes") or []:
         placed = Counter(groups[pod] for pod, node in outcome["pods"].items() if node and pod in groups)
-        evicted = Counter(groups[pod] for pod in outcome["evicted"] if pod in groups)
+        # each pod once, however many cycles evicted it, as the model's `simulate` records them
+        evicted = Counter(groups[pod] for pod in set(outcome["evicted"]) if pod in groups)
         results.append(_result(placed, evicted, names))
     return results

@@ -1,0 +1,236 @@
+"""The what-if answered by Volcano's own scheduling code.
+
+The cluster as `pulumi up` would leave it (the dump's objects, the stack's Queues, PriorityClasses
+and HyperNodes, each model's pods and PodGroups as the controllers make them: `workload.build_world`)
+goes to `volcano-session`, which runs the stack's rendered scheduler configuration cycle after
+cycle until nothing changes. Its outcome decides each model's verdict and its victims; a model
+that does not run is tried again alone on the same nodes, as the model does, to tell `waits` from
+`never`. The reasons stay the model's, read on the cluster as Volcano left it; where the model
+would have answered differently, the verdict says so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from components.scheduling.volcano_values import scheduler_conf_text
+from config.spec.platform import PlatformSpec
+from live.cluster_state import ClusterState
+from offline.manifests import Rendered
+from whatif.cluster import ModelJobs
+from whatif.predict import (
+    MAX_CYCLES,
+    Prediction,
+    Verdict,
+    Victim,
+    policy_of,
+    predict,
+    runs,
+    tenant_exposure,
+    verdict_of,
+    victims_by_preemptor,
+)
+from whatif.scheduler.engine import open_session
+from whatif.scheduler.model import PENDING, RUNNING
+from whatif.scheduler.session import Session
+from whatif.scheduler.topology import ROOT
+from whatif.volcano.runner import run_cases
+from whatif.workload import Objects, build_world
+
+REPEAT = 3
+"""Runs of each question: Volcano breaks ties between equal nodes and HyperNodes at random
+(`SelectBestNodeAndScore`, `SelectBestHyperNode` in pkg/scheduler/util/scheduler_helper.go)."""
+V1BETA1 = "scheduling.volcano.sh/v1beta1"
+
+
+def cluster_objects(state: ClusterState, spec: PlatformSpec, rendered: Rendered, objects: Objects) -> list[dict[str, Any]]:
+    """Every object the scheduler reads after the change."""
+    classes = {o["metadata"]["name"]: o for o in state.priority_classes}
+    classes.update({o.name: o.manifest for o in rendered.by_kind("PriorityClass")})
+    return [
+        *state.nodes,
+        *classes.values(),
+        *queue_objects(state, rendered),
+        *(state.hyper_nodes or hyper_node_objects(spec, rendered)),
+        *objects.pod_groups.values(),
+        *objects.pods.values(),
+        *objects.other_pods,
+    ]
+
+
+def queue_objects(state: ClusterState, rendered: Rendered) -> list[dict[str, Any]]:
+    """The dump's Queues with the stack's over them (a new Queue is opened by Volcano's controller),
+    patches merged, and Volcano's `default` Queue where the dump has none."""
+    live = {q["metadata"]["name"]: q for q in state.queues}
+    out = dict(live)
+    for queue in rendered.by_kind("Queue"):
+        current = ((live.get(queue.name) or {}).get("status") or {}).get("state", "Open")
+        out[queue.name] = {**queue.manifest, "status": {"state": current}}
+    for patch in (o for o in rendered.objects if o.patch and o.kind == "Queue"):
+        current = out.get(patch.name, {"apiVersion": V1BETA1, "kind": "Queue", "metadata": {"name": patch.name}})
+        out[patch.name] = {**current, "spec": {**(current.get("spec") or {}), **(patch.manifest.get("spec") or {})}}
+    out.setdefault(
+        "default",
+        {"apiVersion": V1BETA1, "kind": "Queue", "metadata": {"name": "default"}, "spec": {"weight": 1}, "status": {"state": "Open"}},
+    )
+    return list(out.values())
+
+
+def hyper_node_objects(spec: PlatformSpec, rendered: Rendered) -> list[dict[str, Any]]:
+    """The stack's own HyperNodes, or those its topology makes Volcano's label discovery build."""
+    own = [o.manifest for o in rendered.by_kind("HyperNode")]
+    if own or spec.topology is None:
+        return own
+    topology = spec.topology
+    children: dict[str, list[tuple[str, str]]] = {name: [] for name in topology.domains}
+    for node, leaf in topology.node_leaf.items():
+        children[leaf].append(("Node", node))
+    for domain in topology.domains.values():
+        if domain.parent is not None:
+            children[domain.parent].append(("HyperNode", domain.name))
+    return [
+        {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": domain.name},
+            "spec": {
+                "tier": domain.tier,
+                "members": [{"type": kind, "selector": {"exactMatch": {"name": name}}} for kind, name in children[domain.name]],
+            },
+        }
+        for domain in topology.domains.values()
+    ]
+
+
+def _case(case_id: str, objects: list[dict[str, Any]], conf: str) -> dict[str, Any]:
+    return {"id": case_id, "conf": conf, "defaults": True, "objects": objects, "cycles": MAX_CYCLES, "repeat": REPEAT}
+
+
+def _settle_to(session: Session, outcome: dict[str, Any]) -> None:
+    """The model's session as Volcano left the cluster: each pod where it ended."""
+    placed = outcome["pods"]
+    for job in session.jobs.values():
+        for task in job.tasks:
+            node = placed.get(task.uid, "")
+            if task.status == "Releasing" or (node == task.node and task.status == RUNNING):
+                continue
+            session.set_status(task, RUNNING, node) if node else session.set_status(task, PENDING)
+
+
+def _evicted(session: Session, outcome: dict[str, Any]) -> dict[str, list[str]]:
+    """Each eviction as victim -> [action, preemptor job, node]. The preemptor is the job Volcano
+    pipelined onto the victim's node in that cycle (preempt and reclaim pipeline the pods they
+    make room for: pkg/scheduler/actions/preempt/preempt.go, reclaim/reclaim.go), else the job
+    bound there in the next cycle; preempt within a queue, reclaim across queues."""
+    queue_of = {t.uid: j.queue for j in session.jobs.values() for t in j.tasks}
+    job_queue = {j.uid: j.queue for j in session.jobs.values()}
+    out: dict[str, list[str]] = {}
+    cycles = outcome["cycles"]
+    for index, cycle in enumerate(cycles):
+        onto: dict[str, str] = {}
+        for job, nodes in cycle["pipelined"].items():
+            for node in nodes:
+                onto.setdefault(node, job)
+        if index + 1 < len(cycles):
+            job_of = {t.uid: j.uid for j in session.jobs.values() for t in j.tasks}
+            for pod, node in cycles[index + 1]["binds"].items():
+                onto.setdefault(node, job_of.get(pod, ""))
+        for victim in cycle["evictions"]:
+            node = cycle["evictedFrom"].get(victim, "")
+            preemptor = onto.get(node, "")
+            same = job_queue.get(preemptor) == queue_of.get(victim)
+            out.setdefault(victim, ["preempt" if same else "reclaim", preemptor, node])
+    return out
+
+
+def _majority(answer: dict[str, Any]) -> dict[str, Any]:
+    if answer.get("error"):
+        raise RuntimeError(f"volcano-session: {answer['error']}")
+    return max(answer["outcomes"], key=lambda o: o["runs"])
+
+
+def predict_with_volcano(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Prediction:
+    model = predict(state, spec, rendered)
+    tiers, actions, configurations = policy_of(spec)
+    conf = scheduler_conf_text(spec)
+    session, models, objects = build_world(state, spec, rendered)
+    session.configurations = configurations
+    open_session(session, tiers)
+    tenants = tenant_exposure(session, spec)
+    session.hypernodes.pop(ROOT, None)
+    answer = run_cases([_case("change", cluster_objects(state, spec, rendered, objects), conf)])[0]
+    outcome = _majority(answer)
+    evicted = _evicted(session, outcome)
+    _settle_to(session, outcome)
+    stuck = [name for name in spec.models if not runs(session, models[name])]
+    empty = _alone(state, spec, rendered, stuck, conf, configurations, tiers) if stuck else None
+    open_session(session, tiers)  # the plugins' view of the cluster as Volcano left it, for reasons
+    by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
+    verdicts = [verdict_of(session, empty, spec, models[name], by_preemptor) for name in spec.models]
+    session.hypernodes.pop(ROOT, None)
+    _notes(verdicts, model.verdicts, _undecided(session, models, answer))
+    return Prediction(spec.stack, state.source, model.policy, verdicts, tenants, model.not_modelled, engine="volcano")
+
+
+def _alone(
+    state: ClusterState,
+    spec: PlatformSpec,
+    rendered: Rendered,
+    names: list[str],
+    conf: str,
+    configurations: dict[str, dict[str, Any]],
+    tiers: list[list[dict[str, Any]]],
+) -> tuple[Session, dict[str, ModelJobs]]:
+    """The models that do not run, alone on the cluster's nodes (see `predict._on_an_empty_cluster`)."""
+    idle = ClusterState(
+        nodes=state.nodes,
+        queues=state.queues,
+        priority_classes=state.priority_classes,
+        hyper_nodes=state.hyper_nodes,
+        source=state.source,
+    )
+    alone, models, objects = build_world(idle, spec, rendered, only=set(names))
+    alone.configurations = configurations
+    answer = run_cases([_case("alone", cluster_objects(idle, spec, rendered, objects), conf)])[0]
+    _settle_to(alone, _majority(answer))
+    open_session(alone, tiers)
+    alone.hypernodes.pop(ROOT, None)
+    return alone, models
+
+
+def _undecided(session: Session, models: dict[str, ModelJobs], answer: dict[str, Any]) -> set[str]:
+    """Models whose pods run in some of Volcano's repeats and not in others."""
+    if not answer.get("random"):
+        return set()
+    out = set()
+    for name, jobs in models.items():
+        wanted = set(jobs.tasks)
+        seen = {all(o["pods"].get(uid) for uid in wanted) for o in answer["outcomes"]}
+        if len(seen) > 1:
+            out.add(name)
+    return out
+
+
+def _notes(verdicts: list[Verdict], modelled: list[Verdict], undecided: set[str]) -> None:
+    by_model = {v.model: v for v in modelled}
+    for verdict in verdicts:
+        notes = []
+        if verdict.model in undecided:
+            notes.append("Volcano decides this by a random tie between equal nodes: it runs in some of its runs only")
+        other = by_model.get(verdict.model)
+        if other is not None and other.verdict != verdict.verdict:
+            notes.append(f"the model says {other.verdict}" + (f" ({other.reason})" if other.reason else ""))
+        elif other is not None and Counter(map(_shape, other.victims)) != Counter(map(_shape, verdict.victims)):
+            notes.append("the model names other victims: " + (", ".join(_victim_names(other)) or "none"))
+        verdict.note = "; ".join(notes)
+
+
+def _shape(victim: Victim) -> tuple[str, int, float, str, str]:
+    """What tells victims apart for a reviewer; PodGroups alike in all of it are interchangeable,
+    and which of them goes is Volcano's order among equals."""
+    return (victim.queue, victim.priority, victim.gpus, victim.domain, victim.action)
+
+
+def _victim_names(verdict: Verdict) -> list[str]:
+    return [f"{v.namespace}/{v.pod_group}" for v in verdict.victims]
