@@ -16,7 +16,7 @@ INSTALLED := $(VENV)/.installed
 export STACK CONFIG BASE FROM MARKDOWN KEEP TIERS SIZE VOLCANO LWS PULUMI PROMETHEUS_OPERATOR KEDA
 
 .PHONY: render check diff preflight import-topology test quick lint typecheck tools schema golden lock bench \
-	upstream clean
+	upstream clean volcano-session
 
 $(INSTALLED): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,8 @@ import-topology: $(INSTALLED)
 lint: $(INSTALLED)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	@if command -v gofmt >/dev/null; then unformatted=$$(gofmt -l volcano-session); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt: $$unformatted"; exit 1; fi; fi
 
 typecheck: $(INSTALLED)
 	$(PY) -m mypy
@@ -58,8 +60,14 @@ typecheck: $(INSTALLED)
 tools:
 	tests/tools/install.sh
 
-## test: lint, type check and the whole test suite (two workers)
+## volcano-session: build Volcano's own scheduling code for the what-if into ~/.cache/volcano-platform
+##                  (needs Go and the Go module proxy; cached by the hash of its sources)
+volcano-session: $(INSTALLED)
+	$(PY) -m whatif.volcano.build
+
+## test: lint, type check, the Volcano engine (where Go is) and the whole test suite (two workers)
 test: lint typecheck tools
+	$(PY) -m whatif.volcano.build --if-go
 	$(PY) -m pytest -q -n 2
 
 ## quick: the fast tests of the lower layers, for the edit loop (no lint, type check or external tools)

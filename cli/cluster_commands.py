@@ -77,13 +77,13 @@ def _predict(args: argparse.Namespace, result: Any) -> Any:
     """The prediction by the engine `--engine` names (`auto`: Volcano's own code where it can be
     built or is built already, else the model, saying why on standard error)."""
     from whatif.predict import predict
-    from whatif.volcano.build import EngineUnavailable, ensure_built
+    from whatif.volcano.build import EngineUnavailableError, ensure_built
 
     state = _state(args, result.spec.config.cluster.context)
     if args.engine != "model":
         try:
             ensure_built()
-        except EngineUnavailable as why:
+        except EngineUnavailableError as why:
             if args.engine == "volcano":
                 raise UsageError(f"--engine volcano: {why}") from why
             print(f"note: the model answers: {why}", file=sys.stderr)
@@ -157,7 +157,8 @@ def _engine_argument(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "volcano", "model"),
         default="auto",
         help="who answers: `volcano`, Volcano's own scheduling code (needs Go, or `make volcano-session` run "
-        "once); `model`, the project's model of it; `auto` (default) Volcano's code where it can be had, else the model",
+        "once); `model`, the project's model of it; `auto` (default) Volcano's code where it can be had, "
+        "else the model",
     )
 
 

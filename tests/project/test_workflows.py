@@ -25,7 +25,10 @@ OIDC_ACTIONS = {
     "azure/login",
     "pulumi/auth-actions",
 }
-INSTALLS = ("pip install", "make .venv", "npm ", "apt-get", "make test", "make tools")
+INSTALLS = (
+    *("pip install", "make .venv", "npm ", "apt-get", "make test", "make tools"),
+    *("make volcano-session", "go build"),
+)
 
 
 def _workflow(path: Path) -> dict[str, Any]:
@@ -162,8 +165,23 @@ def test_live_preview_never_runs_for_forks_and_reports_preflight_and_preview() -
     whatif = next(i for i, run in enumerate(runs) if "whatif-comment.sh" in run)
     assert whatif > next(i for i, run in enumerate(runs) if "pulumi-run.sh preview" in run)
     assert "with-kubeconfig.sh" in runs[whatif]
+    assert "--engine volcano" in runs[whatif], "the live what-if is answered by Volcano's own code"
     posted = [s["with"]["path"] for s in preview["jobs"]["comment"]["steps"] if "sticky" in s.get("uses", "")]
     assert posted == ["report/preflight.md", "report/preview.md"]
+
+
+def test_the_preview_builds_volcanos_code_before_any_credential_and_caches_it_by_its_sources() -> None:
+    preview = _workflow(PROJECT_DIR / ".github" / "workflows" / "preview.yml")
+    steps = preview["jobs"]["preview"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    go = next(i for i, u in enumerate(uses) if u.startswith("actions/setup-go@"))
+    cache = next(i for i, u in enumerate(uses) if u.startswith("actions/cache@"))
+    build = next(i for i, s in enumerate(steps) if s.get("run", "").strip() == "make volcano-session")
+    first_secret = next(i for i, s in enumerate(steps) if "secrets." in repr(s) or "credentials" in s.get("name", ""))
+    assert go < build < first_secret and cache < build
+    key = steps[cache]["with"]["key"]
+    assert all(f"volcano-session/{name}" in key for name in ("go.mod", "go.sum", "*.go", "build.sh"))
+    assert steps[cache]["with"]["path"] == "~/.cache/volcano-platform"
 
 
 def test_the_preview_comment_opens_with_the_what_if_verdicts(tmp_path: Path) -> None:

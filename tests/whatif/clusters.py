@@ -1,9 +1,9 @@
 """Random clusters for the differential test of the model against Volcano's own code.
 
-`clusters()` is a hypothesis strategy of `(objects, policy)` pairs: Kubernetes objects as a dump
-holds them (Nodes, Pods, PodGroups, Queues, HyperNodes, PriorityClasses) and the name of one of
-the scheduler policies the stack renders. Sizes follow what the platform meets: 1-64 nodes of
-uneven shapes, some cordoned, NotReady or tainted; 1-12 jobs of one or several pods, some with
+`build(random.Random(seed))` makes one cluster: Kubernetes objects as a dump holds them (Nodes,
+Pods, PodGroups, Queues, HyperNodes, PriorityClasses), the name of one of the scheduler policies
+the stack renders and whether its queues form a hierarchy. Sizes follow what the platform meets:
+1-64 nodes of uneven shapes, some cordoned, NotReady or tainted; 1-12 jobs of one or several pods, some with
 sub-groups the way the platform's multi-node models have them, some running, partly running,
 pending or terminating; 1-6 queues, flat or under parents, with deserved, guarantee and capability
 per dimension; priority classes with both preemption policies; HyperNode trees 1-3 tiers deep
@@ -15,8 +15,6 @@ from __future__ import annotations
 import copy
 import random
 from typing import Any
-
-from hypothesis import strategies as st
 
 from config.sections.volcano import VolcanoConfig
 from config.spec.scheduler_conf import scheduler_conf
@@ -128,7 +126,7 @@ class _Builder:
                 self.objects.append(self._queue(parent, "root"))
         for i in range(rng.randint(1, 6 - len(parents))):
             name = f"team-{i}"
-            parent = rng.choice(parents + ["root"]) if hierarchy else None
+            parent = rng.choice([*parents, "root"]) if hierarchy else None
             self.objects.append(self._queue(name, parent))
             leaves.append(name)
         return leaves
@@ -193,7 +191,10 @@ class _Builder:
             priority = rng.choice([*classes, None])
             gpus = rng.choice((0, 1, 2, 4, 8))
             request = _quantities(rng.choice((1, 2, 4, 8)), rng.choice((2, 8, 16, 32)), gpus)
-            spec: dict[str, Any] = {"queue": rng.choice(queues), "minMember": size if groups > 1 else rng.randint(1, pods)}
+            spec: dict[str, Any] = {
+                "queue": rng.choice(queues),
+                "minMember": size if groups > 1 else rng.randint(1, pods),
+            }
             if priority:
                 spec["priorityClassName"] = priority[0]
             topology = None
@@ -231,7 +232,9 @@ class _Builder:
                 }
             )
 
-    def _template(self, request: dict[str, str], priority: tuple[str, int, str] | None, tainted: bool) -> dict[str, Any]:
+    def _template(
+        self, request: dict[str, str], priority: tuple[str, int, str] | None, tainted: bool
+    ) -> dict[str, Any]:
         """The pod spec every pod of a job shares, as one controller template makes them."""
         spec: dict[str, Any] = {
             "schedulerName": "volcano",
@@ -256,7 +259,14 @@ class _Builder:
         return node
 
     def _pod(
-        self, job: str, namespace: str, group: int | None, index: int, template: dict[str, Any], node: str | None, state: str
+        self,
+        job: str,
+        namespace: str,
+        group: int | None,
+        index: int,
+        template: dict[str, Any],
+        node: str | None,
+        state: str,
     ) -> dict[str, Any]:
         labels = {"volcano.sh/job-name": job}
         if group is not None:
@@ -292,5 +302,29 @@ def build(rng: random.Random) -> tuple[list[dict[str, Any]], str, bool]:
     return builder.objects, policy, hierarchy
 
 
-def clusters() -> st.SearchStrategy[tuple[list[dict[str, Any]], str, bool]]:
-    return st.randoms(use_true_random=False).map(build)
+def categories(objects: list[dict[str, Any]], policy: str, hierarchy: bool) -> list[str]:
+    """What a cluster exercises, for the figures by category."""
+    found = [policy, "hierarchical queues" if hierarchy else "flat queues"]
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for obj in objects:
+        kinds.setdefault(obj["kind"], []).append(obj)
+    tiers = {h["spec"]["tier"] for h in kinds.get("HyperNode", [])}
+    found.append(f"HyperNode tiers {max(tiers)}" if tiers else "no HyperNodes")
+    groups = kinds.get("PodGroup", [])
+    if any(g["spec"].get("subGroupPolicy") for g in groups):
+        found.append("sub-groups")
+    if any((g["spec"].get("networkTopology") or {}).get("mode") == "hard" for g in groups):
+        found.append("hard topology")
+    nodes = kinds.get("Node", [])
+    if any(n["spec"].get("unschedulable") for n in nodes):
+        found.append("cordoned nodes")
+    if any(n["status"]["conditions"][0]["status"] == "False" for n in nodes):
+        found.append("NotReady nodes")
+    if any(n["spec"].get("taints") for n in nodes):
+        found.append("taints")
+    pods = kinds.get("Pod", [])
+    if any(p["metadata"].get("deletionTimestamp") for p in pods):
+        found.append("terminating pods")
+    if any(p["spec"].get("preemptionPolicy") == "Never" for p in pods):
+        found.append("preemptionPolicy Never")
+    return found

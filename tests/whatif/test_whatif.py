@@ -106,8 +106,12 @@ def test_a_model_no_node_can_hold_never_runs(render_raw: Callable[..., StackRend
     assert found[SMALL].verdict == NEVER and f"models.{SMALL}.resources" in found[SMALL].reason
 
 
+MODEL = ("--json", "--engine", "model")
+
+
 def _cli(*arguments: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(list(arguments))
+    """The command with the model answering (`tests/whatif/test_volcano_engine.py` runs Volcano's code)."""
+    code = main([*arguments, "--engine", "model"])
     return code, capsys.readouterr().out
 
 
@@ -127,7 +131,7 @@ def test_json_follows_its_schema_and_the_exit_code_the_verdict(
     jsonschema.validate(data, SCHEMA)
     assert got == code
     assert {m["verdict"] for m in data["models"]} == {verdict}
-    assert data["volcano"] == "v1.15.1" and "gangreclaim" in data["policy"]
+    assert data["volcano"] == "v1.15.1" and "gangreclaim" in data["policy"] and data["engine"] == "model"
 
 
 def test_markdown_puts_evictions_first_and_names_what_it_does_not_model(capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,7 +162,7 @@ def test_explain_of_a_model_that_never_runs(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_explain_of_an_unknown_model_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["explain", "nope", "--stack", "aicloud-a", "--from", str(EMPTY)]) == 2
+    assert main(["explain", "nope", "--stack", "aicloud-a", "--from", str(EMPTY), "--engine", "model"]) == 2
     assert "has no model 'nope'" in capsys.readouterr().err
 
 
@@ -186,7 +190,7 @@ def test_the_prediction_does_not_depend_on_the_hash_seed() -> None:
     outputs = set()
     for seed in ("1", "2"):
         done = subprocess.run(
-            [*TOOL, "whatif", "--stack", "aicloud-a", "--from", str(DUMPS / "aicloud-a-reclaim.yaml"), "--json"],
+            [*TOOL, "whatif", "--stack", "aicloud-a", "--from", str(DUMPS / "aicloud-a-reclaim.yaml"), *MODEL],
             capture_output=True,
             text=True,
             check=False,

@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -20,7 +21,7 @@ SOURCE = Path(__file__).resolve().parents[2] / "volcano-session"
 BUILD_TIMEOUT_SECONDS = 3600
 
 
-class EngineUnavailable(Exception):
+class EngineUnavailableError(Exception):
     """The real engine cannot be had here; the message says why and what would make it work."""
 
 
@@ -61,11 +62,13 @@ def ensure_built(*, build: bool = True) -> Path:
     if target.exists():
         return target
     if not SOURCE.is_dir():
-        raise EngineUnavailable(f"the Go program is missing ({SOURCE})")
+        raise EngineUnavailableError(f"the Go program is missing ({SOURCE})")
     if not build:
-        raise EngineUnavailable(f"volcano-session is not built; run `make volcano-session` (it would be {target})")
+        raise EngineUnavailableError(f"volcano-session is not built; run `make volcano-session` (it would be {target})")
     if not go_available():
-        raise EngineUnavailable("Go is not installed: the Volcano engine is built from its Go module (`--engine model` needs no Go)")
+        raise EngineUnavailableError(
+            "Go is not installed: the Volcano engine is built from its Go module (`--engine model` needs no Go)"
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others then find it built
@@ -86,8 +89,28 @@ def _build(target: Path) -> None:
                 check=False,
             )
         except subprocess.TimeoutExpired as timeout:
-            raise EngineUnavailable(f"building volcano-session took over {BUILD_TIMEOUT_SECONDS} s") from timeout
+            raise EngineUnavailableError(f"building volcano-session took over {BUILD_TIMEOUT_SECONDS} s") from timeout
         if result.returncode != 0 or not out.exists():
             tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
-            raise EngineUnavailable(f"building volcano-session failed (Go and the module proxy are needed):\n{tail}")
+            raise EngineUnavailableError(
+                f"building volcano-session failed (Go and the module proxy are needed):\n{tail}"
+            )
         os.replace(out, target)
+
+
+def main(argv: list[str]) -> int:
+    """`make volcano-session`: build (or find) the program and print its path; with `--if-go`,
+    a machine without Go only says so (the tests that need it then skip, or fail in CI)."""
+    if "--if-go" in argv and not go_available() and not binary_path().exists():
+        print("Go is not installed: the Volcano engine is not built (the what-if uses the model)")
+        return 0
+    try:
+        print(ensure_built())
+    except EngineUnavailableError as why:
+        print(f"error: {why}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

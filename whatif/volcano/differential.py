@@ -69,7 +69,9 @@ def _result(placed: Counter[str], evicted: Counter[str], groups: list[str]) -> R
 
 def _pod_groups(objects: list[dict[str, Any]]) -> list[str]:
     return [
-        f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}" for o in objects if o.get("kind") == "PodGroup"
+        f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"
+        for o in objects
+        if o.get("kind") == "PodGroup"
     ]
 
 

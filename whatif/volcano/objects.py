@@ -20,7 +20,9 @@ SCHEDULER_NAME = "volcano"
 V1BETA1 = "scheduling.volcano.sh/v1beta1"
 
 
-def conf_text(actions: list[str] | tuple[str, ...], tiers: list[list[dict[str, Any]]], configurations: Any = None) -> str:
+def conf_text(
+    actions: list[str] | tuple[str, ...], tiers: list[list[dict[str, Any]]], configurations: Any = None
+) -> str:
     """A `volcano-scheduler.conf` with these actions, tiers and action configurations."""
     document: dict[str, Any] = {
         "actions": ", ".join(actions),
@@ -130,11 +132,21 @@ def _hyper_node(hyper_node: dict[str, Any]) -> dict[str, Any]:
     }
     if hyper_node.get("tierName"):
         spec["tierName"] = hyper_node["tierName"]
-    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": hyper_node["name"]}, "spec": spec}
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": hyper_node["name"]},
+        "spec": spec,
+    }
 
 
 def _priority_class(name: str, value: int) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": int(value)}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": int(value),
+    }
 
 
 def scenario_objects(scenario: dict[str, Any]) -> list[dict[str, Any]]:

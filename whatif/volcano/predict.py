@@ -44,7 +44,9 @@ REPEAT = 3
 V1BETA1 = "scheduling.volcano.sh/v1beta1"
 
 
-def cluster_objects(state: ClusterState, spec: PlatformSpec, rendered: Rendered, objects: Objects) -> list[dict[str, Any]]:
+def cluster_objects(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, objects: Objects
+) -> list[dict[str, Any]]:
     """Every object the scheduler reads after the change."""
     classes = {o["metadata"]["name"]: o for o in state.priority_classes}
     classes.update({o.name: o.manifest for o in rendered.by_kind("PriorityClass")})
@@ -72,7 +74,13 @@ def queue_objects(state: ClusterState, rendered: Rendered) -> list[dict[str, Any
         out[patch.name] = {**current, "spec": {**(current.get("spec") or {}), **(patch.manifest.get("spec") or {})}}
     out.setdefault(
         "default",
-        {"apiVersion": V1BETA1, "kind": "Queue", "metadata": {"name": "default"}, "spec": {"weight": 1}, "status": {"state": "Open"}},
+        {
+            "apiVersion": V1BETA1,
+            "kind": "Queue",
+            "metadata": {"name": "default"},
+            "spec": {"weight": 1},
+            "status": {"state": "Open"},
+        },
     )
     return list(out.values())
 
@@ -96,15 +104,17 @@ def hyper_node_objects(spec: PlatformSpec, rendered: Rendered) -> list[dict[str,
             "metadata": {"name": domain.name},
             "spec": {
                 "tier": domain.tier,
-                "members": [{"type": kind, "selector": {"exactMatch": {"name": name}}} for kind, name in children[domain.name]],
+                "members": [
+                    {"type": kind, "selector": {"exactMatch": {"name": name}}} for kind, name in children[domain.name]
+                ],
             },
         }
         for domain in topology.domains.values()
     ]
 
 
-def _case(case_id: str, objects: list[dict[str, Any]], conf: str) -> dict[str, Any]:
-    return {"id": case_id, "conf": conf, "defaults": True, "objects": objects, "cycles": MAX_CYCLES, "repeat": REPEAT}
+def _case(case_id: str, objects: list[dict[str, Any]], conf: str, repeat: int) -> dict[str, Any]:
+    return {"id": case_id, "conf": conf, "defaults": True, "objects": objects, "cycles": MAX_CYCLES, "repeat": repeat}
 
 
 def _settle_to(session: Session, outcome: dict[str, Any]) -> None:
@@ -150,21 +160,23 @@ def _majority(answer: dict[str, Any]) -> dict[str, Any]:
     return max(answer["outcomes"], key=lambda o: o["runs"])
 
 
-def predict_with_volcano(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Prediction:
+def predict_with_volcano(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, repeat: int = REPEAT
+) -> Prediction:
     model = predict(state, spec, rendered)
-    tiers, actions, configurations = policy_of(spec)
+    tiers, _, configurations = policy_of(spec)
     conf = scheduler_conf_text(spec)
     session, models, objects = build_world(state, spec, rendered)
     session.configurations = configurations
     open_session(session, tiers)
     tenants = tenant_exposure(session, spec)
     session.hypernodes.pop(ROOT, None)
-    answer = run_cases([_case("change", cluster_objects(state, spec, rendered, objects), conf)])[0]
+    answer = run_cases([_case("change", cluster_objects(state, spec, rendered, objects), conf, repeat)])[0]
     outcome = _majority(answer)
     evicted = _evicted(session, outcome)
     _settle_to(session, outcome)
     stuck = [name for name in spec.models if not runs(session, models[name])]
-    empty = _alone(state, spec, rendered, stuck, conf, configurations, tiers) if stuck else None
+    empty = _alone(state, spec, rendered, stuck, conf, configurations, tiers, repeat) if stuck else None
     open_session(session, tiers)  # the plugins' view of the cluster as Volcano left it, for reasons
     by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
     verdicts = [verdict_of(session, empty, spec, models[name], by_preemptor) for name in spec.models]
@@ -181,6 +193,7 @@ def _alone(
     conf: str,
     configurations: dict[str, dict[str, Any]],
     tiers: list[list[dict[str, Any]]],
+    repeat: int,
 ) -> tuple[Session, dict[str, ModelJobs]]:
     """The models that do not run, alone on the cluster's nodes (see `predict._on_an_empty_cluster`)."""
     idle = ClusterState(
@@ -192,7 +205,7 @@ def _alone(
     )
     alone, models, objects = build_world(idle, spec, rendered, only=set(names))
     alone.configurations = configurations
-    answer = run_cases([_case("alone", cluster_objects(idle, spec, rendered, objects), conf)])[0]
+    answer = run_cases([_case("alone", cluster_objects(idle, spec, rendered, objects), conf, repeat)])[0]
     _settle_to(alone, _majority(answer))
     open_session(alone, tiers)
     alone.hypernodes.pop(ROOT, None)
@@ -226,10 +239,11 @@ def _notes(verdicts: list[Verdict], modelled: list[Verdict], undecided: set[str]
         verdict.note = "; ".join(notes)
 
 
-def _shape(victim: Victim) -> tuple[str, int, float, str, str]:
-    """What tells victims apart for a reviewer; PodGroups alike in all of it are interchangeable,
-    and which of them goes is Volcano's order among equals."""
-    return (victim.queue, victim.priority, victim.gpus, victim.domain, victim.action)
+def _shape(victim: Victim) -> tuple[str, int, float, str]:
+    """What tells victims apart for a reviewer; PodGroups alike in all of it are interchangeable:
+    which of them goes, and in which of equal domains, is Volcano's order among equals or a random
+    tie (`SelectBestHyperNode`, pkg/scheduler/util/scheduler_helper.go)."""
+    return (victim.queue, victim.priority, victim.gpus, victim.action)
 
 
 def _victim_names(verdict: Verdict) -> list[str]:
