@@ -1,7 +1,7 @@
 """The what-if at scale: a dump of 10,000 nodes, 50,000 pods and 2,000 PodGroups with the huge
 benchmark stack (1,000 models), read and answered as `volcano-platform whatif --from` does.
 
-    .venv/bin/python bench/whatif.py [--size huge] [--scenario first|change] [--repeat 3]
+    .venv/bin/python bench/whatif.py [--size huge] [--scenario first|change] [--repeat 3] [--engine model|volcano]
 
 The dump is synthetic: the stack's nodes with their GPUs, their topology and hostname labels, the
 stack's extended resources, 64 cores and 1 TiB each, and per tenant queue PodGroups of 25 one-GPU
@@ -13,11 +13,16 @@ once (most of them evict batch gangs, which then reclaim from each other for sev
 `change`: the pull request a platform team reviews day to day, on the cluster as the stack left it
 (the models running where the what-if placed them, the batch gangs as they settled) with one model
 in a hundred new.
+
+`--engine volcano` answers with Volcano's own scheduling code (`whatif.volcano`, one run of it per
+question, so no tie detection) instead of the model; its figure includes the model's answer, which
+it is compared with.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import statistics
@@ -39,6 +44,7 @@ from live.cluster_state import read_file, state_from_objects
 from offline.render import render_stack
 from whatif.predict import policy_of, predict, simulate
 from whatif.scheduler.model import BINDING, RUNNING
+from whatif.volcano.predict import predict_with_volcano
 from whatif.workload import build_session, pod_templates, rendered_index
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -176,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="huge", choices=list(SIZES))
     parser.add_argument("--scenario", default="first", choices=["first", "change"])
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the top N functions of one answer")
+    parser.add_argument("--engine", default="model", choices=["model", "volcano"])
     args = parser.parse_args(argv)
+    answer_with = predict if args.engine == "model" else functools.partial(predict_with_volcano, repeat=1)
     with tempfile.TemporaryDirectory() as tmp:
         stack_path = write_stack_dir(SIZES[args.size], Path(tmp))
         render = render_stack(PROJECT_DIR, f"bench-{args.size}", stack_path)
@@ -193,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             state = read_file(dump_path)
             read.append(time.perf_counter() - started)
             started = time.perf_counter()
-            result = predict(state, render.spec, render.rendered)
+            result = answer_with(state, render.spec, render.rendered)
             answer.append(time.perf_counter() - started)
             gc.enable()
             gc.collect()
@@ -218,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         "total_s": round(statistics.median(read) + statistics.median(answer), 2),
         "verdicts": verdicts,
         "repeat": args.repeat,
+        "engine": args.engine,
     }
     print(json.dumps(figures, indent=2))
     return 0

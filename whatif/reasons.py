@@ -10,7 +10,7 @@ from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, RUNNING, Job, Node, Task
 from whatif.scheduler.queues import QueueAttr, QueuePlugin
-from whatif.scheduler.resources import Resources, fits
+from whatif.scheduler.resources import PODS, Resources, fits
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT, tier_of
 
@@ -140,14 +140,64 @@ def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec,
                 )
     free = _free_nodes(session, task)
     if len(free) < size:
+        blocked, key = _eviction_blocked(session, job, model, tenant_key)
         return Reason(
-            f"{len(free)} node(s) have {gpus(task.resreq.get(gpu, 0.0))} free GPUs and the gang needs {size}; "
-            + _eviction_blocked(session, job),
-            f"models.{model.name}.priorityClass",
+            f"{len(free)} node(s) have {gpus(task.resreq.get(gpu, 0.0))} free GPUs{_why_not_free(session, task)} "
+            f"and the gang needs {size}; {blocked}",
+            key,
         )
-    return Reason(
-        session.unschedulable.get(job.uid, "the scheduler did not place it this cycle"), f"models.{model.name}"
-    )
+    return _last_word(session, job, model, tenant_key)
+
+
+LAST_WORDS = {
+    "enqueue": (
+        "its PodGroup is not admitted: queue `{queue}` cannot take the PodGroup's minResources now",
+        "{tenant}.capability",
+    ),
+    "queue": ("queue `{queue}` has no room for its pending pods now", "{tenant}.deserved"),
+    "nodes": ("no set of nodes holds all of its pods at once now", "models.{model}.resources"),
+}
+"""The model's own words for why a job was left, as sentences and the key that would change it."""
+
+
+def _last_word(session: Session, job: Job, model: ModelSpec, tenant_key: str) -> Reason:
+    """What the scheduler last said of the job: the model's word as a sentence, or the message of
+    the PodGroup's Unschedulable condition Volcano's own code wrote (`whatif.volcano`)."""
+    word = session.unschedulable.get(job.uid, "")
+    if word in LAST_WORDS:
+        text, key = LAST_WORDS[word]
+        fill = {"queue": job.queue, "tenant": tenant_key, "model": model.name}
+        return Reason(text.format(**fill), key.format(**fill))
+    if word:
+        return Reason(f"Volcano says: {word}", f"models.{model.name}")
+    return Reason("the scheduler has not placed it yet", f"models.{model.name}")
+
+
+def _why_not_free(session: Session, task: Task) -> str:
+    """Of the nodes that could hold the pod when empty, those that cannot now for another reason
+    than pods running on them: cordoned, at their pod limit, or with the room being released."""
+    cordoned = at_limit = releasing = 0
+    for node in session.nodes.values():
+        if not fits(task.resreq, node.allocatable):
+            continue
+        if node.unschedulable:
+            cordoned += 1
+        elif fits(task.resreq, node.idle):
+            continue
+        elif node.idle.get(PODS, 0.0) < 1:
+            at_limit += 1
+        elif fits(task.resreq, node.future_idle):
+            releasing += 1
+    parts = [
+        f"{count} {what}"
+        for count, what in (
+            (cordoned, "cordoned"),
+            (at_limit, "at their pod limit"),
+            (releasing, "with the room being released by evicted pods"),
+        )
+        if count
+    ]
+    return f" ({'; '.join(parts)} of the others)" if parts else ""
 
 
 def _queues(names: list[str], shown: int = 3) -> str:
@@ -156,7 +206,10 @@ def _queues(names: list[str], shown: int = 3) -> str:
     return f"queue {listed}{more} {'is' if len(names) == 1 else 'are'}"
 
 
-def _eviction_blocked(session: Session, job: Job) -> str:
+def _eviction_blocked(session: Session, job: Job, model: ModelSpec, tenant_key: str) -> tuple[str, str]:
+    """Why nothing is evicted for the job, and the key that would change it: the model's priority
+    class only where a higher one would let it preempt running work of its queue (work that may be
+    preempted: `volcano.sh/preemptable` not false), else the queue's share."""
     jobs = session.jobs
     same = [
         j
@@ -165,11 +218,14 @@ def _eviction_blocked(session: Session, job: Job) -> str:
     ]
     higher = [j for j in same if j.priority >= job.priority]
     parts = []
+    key = f"{tenant_key}.deserved"
     if same and len(higher) == len(same):
         parts.append(
             f"priority {job.priority} cannot preempt the running gangs of queue `{job.queue}` "
             f"(priority {min(j.priority for j in higher)} or more)"
         )
+        if any(t.preemptable for j in higher for t in j.tasks if t.status == RUNNING):
+            key = f"models.{model.name}.priorityClass"
     others = {
         j.queue for j in jobs.values() if j.queue != job.queue and any(t.status in ALLOCATED_STATUSES for t in j.tasks)
     }
@@ -179,7 +235,7 @@ def _eviction_blocked(session: Session, job: Job) -> str:
     rest = [q for q in sorted(others) if q not in closed]
     if rest:
         parts.append(f"{_queues(rest)} within their deserved share or guarantee")
-    return "; ".join(parts) or "nothing may be evicted for it"
+    return "; ".join(parts) or "nothing may be evicted for it", key
 
 
 def queue_headroom(session: Session, queue: str, gpu: str) -> float | None:

@@ -118,8 +118,10 @@ def _case(case_id: str, objects: list[dict[str, Any]], conf: str, repeat: int) -
 
 
 def _settle_to(session: Session, outcome: dict[str, Any]) -> None:
-    """The model's session as Volcano left the cluster: each pod where it ended."""
+    """The model's session as Volcano left the cluster: each pod where it ended, and each PodGroup's
+    Unschedulable message of the last cycle as the scheduler's last word on it."""
     placed = outcome["pods"]
+    session.unschedulable = dict(outcome["cycles"][-1].get("conditions") or {})
     for job in session.jobs.values():
         for task in job.tasks:
             node = placed.get(task.uid, "")
