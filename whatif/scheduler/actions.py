@@ -13,11 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
-from whatif.scheduler.model import PENDING, Job, Node, Queue, Task
+from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, Job, Node, Queue, Task
 from whatif.scheduler.resources import Resources, fits, total
 from whatif.scheduler.session import Session, Statement, shape_of, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
-from whatif.scheduler.topology import ROOT
+from whatif.scheduler.topology import (
+    ROOT,
+    NetworkTopologyPlugin,
+    binpack_score,
+    binpack_weights,
+    lowest_containing,
+    search_root,
+)
 
 
 def queue_loop(session: Session, jobs_by_queue: dict[str, list[Job]]) -> list[tuple[Queue, list[Job]]]:
@@ -220,27 +227,42 @@ def members(session: Session, hypernode: str) -> list[Node] | None:
 
 def sub_domains(session: Session, sub: SubJob, hypernode: str, pending: list[Task]) -> Iterator[str]:
     """`HyperNodeGradientForSubJobFn`: for a sub-group with a hard topology, the HyperNodes inside
-    the job's that its tier allows and whose future idle resources hold its pending pods, narrowest
-    tier first and fullest first within a tier. They are chosen upfront and tried in turn: a
-    trial that fails leaves the nodes as they were, and the first that succeeds ends the search.
-    The choice reads the nodes alone, so it stands until a pod moves."""
+    its search root (`search_root`: the job's HyperNode, or less around where the sub-group already
+    runs) that its tier allows and, for a sub-group not yet placed, whose future idle resources
+    hold its pending pods; narrowest tier first and fullest first within a tier. None when the
+    sub-group already runs wider than its tier. Where it runs is the lowest HyperNode holding its
+    placed pods (`framework/session.go` `recoverAllocatedHyperNode`); fullness counts all its pods
+    (`network_topology_aware.go` `getSubJobHyperNodeBinPackingScore`). They are chosen upfront and
+    tried in turn: a trial that fails leaves the nodes as they were, and the first that succeeds
+    ends the search. The choice reads the nodes alone, so it stands until a pod moves."""
     tier = sub.topology.tier if sub.topology is not None and sub.topology.mode == "hard" else None
     if tier is None:
         yield hypernode
         return
+    hypernodes = session.hypernodes
+    placed = {t.node for t in sub.tasks if t.status in ALLOCATED_STATUSES and t.node}
+    lowest = lowest_containing(placed, hypernodes) if placed else None
+    allocated = lowest.name if lowest is not None else None
+    root = search_root(hypernodes, hypernode, tier, allocated)
+    if root is None:
+        return
     need = total(t.resreq for t in pending)
+    request = total(t.resreq for t in sub.tasks)
     totals = session.hypernode_totals
 
     def choose() -> list[str]:
         holding = [
             h.name
-            for h in session.inside(hypernode)
-            if h.tier <= tier and fits(need, totals[h.name].future_idle) and may_hold_a_pod(session, h.name, pending)
+            for h in session.inside(root)
+            if h.tier <= tier
+            and (allocated is not None or fits(need, totals[h.name].future_idle))
+            and may_hold_a_pod(session, h.name, pending)
         ]
-        return sorted(holding, key=lambda h: (session.hypernodes[h].tier, -_fullness(session, h, need), h))
+        return sorted(holding, key=lambda h: (hypernodes[h].tier, -_fullness(session, h, request), h))
 
     shapes = tuple(sorted({t.shape for t in pending if not t.best_effort}))
-    yield from session.while_still(("sub domains", hypernode, tier, shape_of(need), shapes), choose)
+    key = ("sub domains", root, allocated, tier, shape_of(need), shape_of(request), shapes)
+    yield from session.while_still(key, choose)
 
 
 def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None:
@@ -286,22 +308,12 @@ def _smallest(amounts: list[Resources]) -> Resources:
     return {name: min(a.get(name, 0.0) for a in amounts) for name in names}
 
 
-def _fullness(session: Session, hypernode: str, need: Resources) -> float:
-    """The network-topology-aware HyperNode binpack score: how full the HyperNode would be with
-    `need` in it, averaged over the resources `need` names (0 when it would overflow)."""
-    totals = session.hypernode_totals.get(hypernode)
-    if totals is None:
-        return 0.0
-    shares = []
-    for name, amount in need.items():
-        allocatable = totals.allocatable.get(name, 0.0)
-        if name == "pods" or amount <= 0:
-            continue
-        after = totals.used.get(name, 0.0) + amount
-        if allocatable <= 0 or after > allocatable:
-            return 0.0
-        shares.append(after / allocatable)
-    return sum(shares) / len(shares) if shares else 0.0
+def _fullness(session: Session, hypernode: str, request: Resources) -> float:
+    """The network-topology-aware HyperNode binpack score (`HyperNodeOrderFn`, without its scale):
+    `binpack_score` with the plugin's weights (the defaults when it is not configured)."""
+    plugin = session.fw.plugin(NetworkTopologyPlugin.name)
+    weights = plugin.binpack_weights if isinstance(plugin, NetworkTopologyPlugin) else binpack_weights({})
+    return binpack_score(weights, session.hypernode_totals.get(hypernode), request)
 
 
 def may_hold_a_pod(session: Session, hypernode: str, pending: list[Task]) -> bool:
@@ -327,20 +339,23 @@ def place_job(session: Session, job: Job) -> Statement | None:
     """`allocateForJob` or `allocateResourcesForTasks` on every node, then the commit rule."""
     fw = session.fw
     if job.hard_topology or job.subgroups:
-        gradients = fw.hypernode_gradients(job, "allocate") or [[ROOT]]
+        gradients = fw.hypernode_gradients(job, "allocate")
+        if gradients is None:
+            gradients = [[ROOT]]  # no plugin offers gradients: the whole cluster
         if ROOT not in session.hypernodes:
             gradients = [[ROOT]] if not job.hard_topology else []
         for gradient in gradients:
             # Upstream dry-runs every HyperNode of the gradient and keeps the best score; the model
             # tries them fullest first (the HyperNode binpack preference) and keeps the first that
-            # holds the job, which is what that score prefers and keeps large clusters fast.
+            # holds the job, which is what that score prefers and keeps large clusters fast. The
+            # score counts all the job's pods, placed ones too (`getSubJobHyperNodeBinPackingScore`).
             pending = job.pending_tasks()
-            need = total(t.resreq for t in pending)
+            request = total(t.resreq for t in job.tasks)
             least = _least_progress(job)
             hold = [h for h in gradient if _may_progress(session, h, least, pending)]
             if len(hold) < len(gradient):
                 session.unschedulable[job.uid] = "nodes"
-            for hypernode in sorted(hold, key=lambda h: (-_fullness(session, h, need), h)):
+            for hypernode in sorted(hold, key=lambda h: (-_fullness(session, h, request), h)):
                 stmt = Statement(session)
                 if hypernode in session.hypernodes:
                     _try_in(session, job, hypernode, stmt)

@@ -67,8 +67,11 @@ def _preempt_task(session: Session, task: Task, stmt: Statement, victim_filter: 
     fw = session.fw
     for node in _nodes_for(session, task):
         candidates = [t for t in node.tasks.values() if victim_filter(t)]
-        victims = fw.preemptable(task, candidates)
-        if victims and _evict_on_node(session, task, node, victims, stmt):
+        victims = fw.preemptable(task, candidates) if candidates else []
+        # No victims is no reason to skip a node: a preemptor that fits its future idle is
+        # pipelined there without evicting (`ValidateVictims`, pkg/scheduler/util/scheduler_helper.go,
+        # and `normalPreempt`, pkg/scheduler/actions/preempt/preempt.go).
+        if _evict_on_node(session, task, node, victims, stmt):
             return True
     return False
 
@@ -159,8 +162,11 @@ def reclaim(session: Session) -> None:
                     and jobs[t.job].queue != job.queue
                     and queues[jobs[t.job].queue].reclaimable
                 ]
-                victims = fw.reclaimable(task, reclaimees) if reclaimees else []
-                if victims and _evict_on_node(session, task, node, victims, stmt):
+                if not reclaimees:  # a node without reclaimees is skipped (`reclaimForTask`)
+                    continue
+                # ... but one whose reclaimees all stay may still take the task in its future idle
+                # (`ValidateVictims` accepts no victims), as in preempt
+                if _evict_on_node(session, task, node, fw.reclaimable(task, reclaimees), stmt):
                     break
         if fw.job_pipelined(job):
             stmt.commit(job.uid)

@@ -281,8 +281,9 @@ class Node:
     """Equal for nodes the predicates cannot tell apart (the labels pods select on, taints,
     cordon, allocatable resources)."""
     state_key: int = 0
-    """Equal for nodes whose resources and pod count are the same right now; with `static_key` it
-    lets a search decide once for a whole class of identical nodes."""
+    """Equal for nodes whose resources (pipelined ones too, which the node scores count) and pod
+    count are the same right now; with `static_key` it lets a search decide once for a whole class
+    of identical nodes."""
 
     def __post_init__(self) -> None:
         self.tell_apart_by(None)
@@ -327,6 +328,7 @@ class Node:
             (
                 tuple(sorted(self.used.items())),
                 tuple(sorted(self.future_idle.items())),
+                tuple(sorted((k, v) for k, v in self.pipelined.items() if v)),
                 len(self.tasks) + self.other_pods,
             )
         )

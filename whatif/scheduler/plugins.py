@@ -9,6 +9,7 @@ the pod count); nodeorder `plugins/nodeorder/nodeorder.go` and binpack `plugins/
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from whatif.scheduler.framework import ABSTAIN, PERMIT, REJECT, Plugin, Victims
@@ -174,16 +175,24 @@ class PredicatesPlugin(Plugin):
         return None
 
 
-def _fraction(node: Node, task: Task, name: str) -> float:
-    allocatable = node.allocatable.get(name, 0.0)
-    if allocatable <= 0:
-        return 0.0
-    return (node.used.get(name, 0.0) + task.resreq.get(name, 0.0)) / allocatable
+BALANCED_GPU = "nvidia.com/gpu"
+"""The extended resource nodeorder adds to the balanced score (`nodeorder.go` `InitPlugin`)."""
+
+
+def _requested(node: Node, task: Task, name: str) -> tuple[int, int]:
+    """(allocatable, requested with the task) of one resource as the scheduler framework's copy of
+    the node holds them, in whole scheduler units: every pod on the node, pipelined ones included
+    (k8s `resource_allocation.go` `calculateResourceAllocatableRequest`; volcano
+    `framework/util.go` `GenerateNodeMapAndSlice` and the predicates' allocate event handler)."""
+    used = node.used.get(name, 0.0) + node.pipelined.get(name, 0.0)
+    return int(node.allocatable.get(name, 0.0)), int(used + task.resreq.get(name, 0.0))
 
 
 class NodeOrderPlugin(Plugin):
-    """leastrequested (weight 1) and balancedresource (weight 1), the scores that differ between
-    nodes in a GPU cluster; the affinity and image scores are not modelled."""
+    """leastrequested (weight 1), mostrequested (weight 0) and balancedresource (weight 1), the
+    scores that differ between nodes in a GPU cluster; the affinity and image scores are not
+    modelled. Each score is an integer from 0 to 100 times its weight (`nodeorder.go`
+    `InitPlugin` and `BatchNodeOrderFn`)."""
 
     name = "nodeorder"
 
@@ -191,11 +200,50 @@ class NodeOrderPlugin(Plugin):
         least = int(self.arguments.get("leastrequested.weight", 1))
         balanced = int(self.arguments.get("balancedresource.weight", 1))
         most = int(self.arguments.get("mostrequested.weight", 0))
-        cpu, memory = _fraction(node, task, "cpu"), _fraction(node, task, "memory")
-        score = least * 100 * (max(0.0, 1 - cpu) + max(0.0, 1 - memory)) / 2
-        score += most * 100 * (min(1.0, cpu) + min(1.0, memory)) / 2
-        score += balanced * 100 * (1 - abs(cpu - memory))
-        return score
+        score = 0
+        if least or most:
+            cpu, memory = _requested(node, task, "cpu"), _requested(node, task, "memory")
+            if least:
+                score += least * _least_allocated((cpu, memory))
+            if most:
+                score += most * _most_allocated((cpu, memory))
+        if balanced:
+            score += balanced * _balanced_allocation(node, task)
+        return float(score)
+
+
+def _least_allocated(resources: tuple[tuple[int, int], ...]) -> int:
+    """k8s `noderesources/least_allocated.go` `leastResourceScorer` with cpu and memory at equal
+    weight: per resource the free share of 100 in integers (0 when over), then their mean."""
+    scores = [0 if req > alloc else (alloc - req) * 100 // alloc for alloc, req in resources if alloc]
+    return sum(scores) // len(scores) if scores else 0
+
+
+def _most_allocated(resources: tuple[tuple[int, int], ...]) -> int:
+    """k8s `noderesources/most_allocated.go` `mostResourceScorer`: the used share of 100 (capped at
+    the whole) in integers, averaged."""
+    scores = [min(req, alloc) * 100 // alloc for alloc, req in resources if alloc]
+    return sum(scores) // len(scores) if scores else 0
+
+
+def _balanced_allocation(node: Node, task: Task) -> int:
+    """k8s `noderesources/balanced_allocation.go` `balancedResourceScorer` over cpu, memory and
+    the GPU, which counts only when the task asks for it and the node has it: 100 times one less
+    the standard deviation of the used fractions (each at most 1), truncated."""
+    fractions = []
+    for name in ("cpu", "memory", BALANCED_GPU):
+        if name == BALANCED_GPU and task.resreq.get(name, 0.0) <= 0:
+            continue
+        alloc, req = _requested(node, task, name)
+        if alloc:
+            fractions.append(min(1.0, req / alloc))
+    deviation = 0.0
+    if len(fractions) == 2:
+        deviation = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        deviation = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return int((1 - deviation) * 100)
 
 
 class BinpackPlugin(Plugin):

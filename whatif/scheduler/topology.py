@@ -11,10 +11,14 @@ HyperNodes at or below the allowed tier whose idle (or future idle) resources ho
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from whatif.scheduler.framework import Plugin
 from whatif.scheduler.model import ALLOCATED_STATUSES, HyperNode, Job, Topology
-from whatif.scheduler.resources import fits
+from whatif.scheduler.resources import EPSILON, Resources, fits
+
+if TYPE_CHECKING:
+    from whatif.scheduler.session import HyperNodeTotals
 
 ROOT = "<cluster-top-hypernode>"
 
@@ -51,20 +55,83 @@ def lowest_containing(nodes: set[str], hypernodes: dict[str, HyperNode]) -> Hype
     return min(holding, key=lambda h: (h.tier, h.name)) if holding else None
 
 
+def search_root(hypernodes: dict[str, HyperNode], available: str, tier: int, allocated: str | None) -> str | None:
+    """`getSearchRoot`: where a (sub-)job may be searched for inside `available`. Without an
+    allocated HyperNode that is `available` itself; else the highest ancestor of the allocated one
+    the tier allows (`getHighestAllowedHyperNode`), narrowed to `available` when one holds the
+    other. None when the allocated HyperNode already lies above the tier or the two do not meet:
+    the gradient fails and nothing is tried."""
+    if allocated is None:
+        return available
+    allowed = [h for h in ancestors(allocated, hypernodes) if hypernodes[h].tier <= tier]
+    if not allowed:
+        return None
+    highest = hypernodes[allowed[-1]]
+    inner = hypernodes[available]
+    if inner.nodes <= highest.nodes:
+        return available
+    if highest.nodes <= inner.nodes:
+        return highest.name
+    return None
+
+
+def _weight(arguments: dict[str, Any], key: str) -> int:
+    """`Arguments.GetInt` with the plugin's rule that a negative weight falls back to 1."""
+    value = int(arguments.get(key, 1))
+    return value if value >= 0 else 1
+
+
+def binpack_weights(arguments: dict[str, Any]) -> dict[str, int]:
+    """`getPriorityWeight`: the HyperNode binpack weight of cpu, memory and each resource listed in
+    `hypernode.binpack.resources` (1 unless set); resources not named here are not scored."""
+    weights = {
+        "cpu": _weight(arguments, "hypernode.binpack.cpu"),
+        "memory": _weight(arguments, "hypernode.binpack.memory"),
+    }
+    for name in str(arguments.get("hypernode.binpack.resources", "")).split(","):
+        if name.strip():
+            weights[name.strip()] = _weight(arguments, f"hypernode.binpack.resources.{name.strip()}")
+    return weights
+
+
+def binpack_score(weights: dict[str, int], totals: HyperNodeTotals | None, request: Resources) -> float:
+    """`getSubJobHyperNodeBinPackingScore` for one HyperNode: how full it would be with `request`
+    (all of a sub-job's pods, placed ones too) in it, a weighted mean over the weighted resources
+    the request names (at least `minResource`); 0 when one would overflow."""
+    if totals is None:
+        return 0.0
+    score = 0.0
+    weight_sum = 0
+    for name, amount in request.items():
+        weight = weights.get(name)
+        if weight is None or amount < EPSILON:
+            continue
+        after = totals.used.get(name, 0.0) + amount
+        allocatable = totals.allocatable.get(name, 0.0)
+        if after > allocatable:
+            return 0.0
+        score += weight * after / allocatable
+        weight_sum += weight
+    return score / weight_sum if weight_sum > 0 else 0.0
+
+
 class NetworkTopologyPlugin(Plugin):
     name = "network-topology-aware"
 
-    def _search_root(self, job: Job, tier: int) -> HyperNode:
+    def on_session_open(self) -> None:
+        self.binpack_weights = binpack_weights(self.arguments)
+
+    def _search_root(self, job: Job, tier: int) -> HyperNode | None:
+        """`getSearchRoot` for the job, from the HyperNode it already runs in (as recorded, or the
+        lowest that holds its placed pods, `recoverAllocatedHyperNode` in framework/session.go)."""
         hypernodes = self.session.hypernodes
         placed = {t.node for t in job.tasks if t.status in ALLOCATED_STATUSES and t.node}
         start = job.allocated_hypernode if job.allocated_hypernode in hypernodes else None
         if start is None and placed:
             lowest = lowest_containing(placed, hypernodes)
             start = lowest.name if lowest is not None else None
-        if start is None:
-            return hypernodes[ROOT]
-        allowed = [h for h in ancestors(start, hypernodes) if hypernodes[h].tier <= tier]
-        return hypernodes[allowed[-1]] if allowed else hypernodes[start]
+        root = search_root(hypernodes, ROOT, tier, start)
+        return hypernodes[root] if root is not None else None
 
     def hypernode_gradients(self, job: Job, purpose: str) -> list[list[str]]:
         hypernodes = self.session.hypernodes
@@ -72,6 +139,8 @@ class NetworkTopologyPlugin(Plugin):
         if tier is None:
             return [[ROOT]]
         root = self._search_root(job, tier)
+        if root is None:
+            return []
         need = job.min_resources or {}
         partly_running = any(t.status in ALLOCATED_STATUSES for t in job.tasks)
         by_tier: dict[int, list[str]] = {}
