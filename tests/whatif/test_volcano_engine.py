@@ -25,6 +25,7 @@ import yaml
 from cli.main import main
 from live.cluster_state import read_file
 from tests.conftest import PROJECT_DIR
+from tests.whatif.test_whatif import EMPTY, tainted_dump
 from whatif.predict import predict
 from whatif.scheduler.model import PIPELINED
 from whatif.volcano.build import EngineUnavailableError, ensure_built
@@ -167,6 +168,8 @@ def _aicloud(committed_render: Any) -> Any:
 @pytest.mark.parametrize(
     ("dump", "verdicts"),
     [
+        ("idle", {"fits"}),
+        ("tainted", {"never"}),
         ("aicloud-a-waits.yaml", {"waits"}),
         ("aicloud-a-full-queue.yaml", {"waits"}),
         ("aicloud-a-preempt.yaml", {"fits-after-eviction"}),
@@ -174,13 +177,14 @@ def _aicloud(committed_render: Any) -> Any:
     ],
 )
 def test_volcano_answers_the_example_cluster_as_the_model_does(
-    engine: Path, committed_render: Any, dump: str, verdicts: set[str]
+    engine: Path, committed_render: Any, tmp_path: Path, dump: str, verdicts: set[str]
 ) -> None:
     """The recorded situations of the example cluster: what Volcano's code decides is what the
     model says, model by model, victims alike in queue, priority, GPUs and action, in domains of
     one tier (equal leaf pairs are a random tie for Volcano, taken by name in the model)."""
     render = _aicloud(committed_render)
-    state = read_file(DUMPS / dump)
+    named = {"idle": EMPTY, "tainted": tainted_dump(tmp_path) if dump == "tainted" else EMPTY}
+    state = read_file(named.get(dump, DUMPS / dump))
     real = predict_with_volcano(state, render.spec, render.rendered, repeat=1)
     model = predict(state, render.spec, render.rendered)
     assert real.engine == "volcano" and model.engine == "model"
