@@ -98,7 +98,8 @@ def markdown(prediction: Prediction) -> str:
         lines.append(
             f"Answered by Volcano {VOLCANO_VERSION}'s own scheduling code (its scheduler cache, actions and plugins, "
             f"run on the snapshot cycle after cycle) with the stack's policy ({prediction.policy}) on "
-            f"{prediction.source}; reasons from the project's model of it."
+            f"{prediction.source}; reasons from the project's model of it. Volume claims are not part of the "
+            "snapshot and are not checked."
         )
     else:
         lines.append(

@@ -318,5 +318,5 @@ def _admitted(pod: dict[str, Any], job: str, priorities: dict[str, int], default
         spec["priority"] = priorities.get(str(name), default) if name else default
     metadata = dict(pod["metadata"])
     metadata["annotations"] = {**metadata.get("annotations", {}), GROUP_NAME_ANNOTATION: job.split("/", 1)[1]}
-    metadata.setdefault("uid", f"new-{job}-{metadata['name']}")
+    metadata.setdefault("uid", f"new-{metadata.get('namespace', 'default')}-{metadata['name']}")
     return {**pod, "apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}

@@ -56,32 +56,49 @@ def cluster_objects(
         *queue_objects(state, rendered),
         *(state.hyper_nodes or hyper_node_objects(spec, rendered)),
         *objects.pod_groups.values(),
-        *objects.pods.values(),
+        *(without_claims(p) for p in objects.pods.values()),
         *objects.other_pods,
     ]
 
 
+CLAIMS = ("persistentVolumeClaim", "ephemeral")
+
+
+def without_claims(pod: dict[str, Any]) -> dict[str, Any]:
+    """The pod without its volume claims. A dump holds no PersistentVolumeClaims, and Volcano's
+    cache holds a pod whose claim it cannot find until the claim appears (`addPod`,
+    pkg/scheduler/cache/event_handlers.go), so every such pod would look unschedulable; volumes are
+    outside the what-if, as the report says."""
+    volumes = (pod.get("spec") or {}).get("volumes") or []
+    if not any(key in volume for volume in volumes for key in CLAIMS):
+        return pod
+    kept = [v for v in volumes if not any(key in v for key in CLAIMS)]
+    return {**pod, "spec": {**pod["spec"], "volumes": kept}}
+
+
 def queue_objects(state: ClusterState, rendered: Rendered) -> list[dict[str, Any]]:
     """The dump's Queues with the stack's over them (a new Queue is opened by Volcano's controller),
-    patches merged, and Volcano's `default` Queue where the dump has none."""
+    patches merged, and the `root` and `default` Queues the scheduler creates at start where the
+    dump has none (`newDefaultAndRootQueue`, pkg/scheduler/cache/cache.go: root not reclaimable)."""
     live = {q["metadata"]["name"]: q for q in state.queues}
     out = dict(live)
+    for name, reclaimable in (("root", False), ("default", True)):
+        out.setdefault(
+            name,
+            {
+                "apiVersion": V1BETA1,
+                "kind": "Queue",
+                "metadata": {"name": name},
+                "spec": {"weight": 1, "reclaimable": reclaimable},
+                "status": {"state": "Open"},
+            },
+        )
     for queue in rendered.by_kind("Queue"):
         current = ((live.get(queue.name) or {}).get("status") or {}).get("state", "Open")
         out[queue.name] = {**queue.manifest, "status": {"state": current}}
     for patch in (o for o in rendered.objects if o.patch and o.kind == "Queue"):
         current = out.get(patch.name, {"apiVersion": V1BETA1, "kind": "Queue", "metadata": {"name": patch.name}})
         out[patch.name] = {**current, "spec": {**(current.get("spec") or {}), **(patch.manifest.get("spec") or {})}}
-    out.setdefault(
-        "default",
-        {
-            "apiVersion": V1BETA1,
-            "kind": "Queue",
-            "metadata": {"name": "default"},
-            "spec": {"weight": 1},
-            "status": {"state": "Open"},
-        },
-    )
     return list(out.values())
 
 

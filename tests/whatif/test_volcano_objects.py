@@ -1,0 +1,48 @@
+"""The objects the Volcano engine is given for a stack on a dump: what the scheduler itself would
+create, and what the dump cannot say. Plain data, no Go needed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from live.cluster_state import ClusterState
+from offline.render import StackRender
+from whatif.volcano.predict import queue_objects, without_claims
+from whatif.workload import _admitted
+
+
+def test_the_schedulers_own_queues_are_there(committed_render: Callable[[str], StackRender]) -> None:
+    """The scheduler creates `root` (not reclaimable) and `default` at start; without `root` the
+    capacity plugin finds no parent for a hierarchy and admits nothing."""
+    queues = {q["metadata"]["name"]: q for q in queue_objects(ClusterState(), committed_render("aicloud-a").rendered)}
+    assert queues["root"]["spec"]["reclaimable"] is False and queues["default"]["spec"]["reclaimable"] is True
+    assert all(q["status"]["state"] == "Open" for q in queues.values())
+    kept = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "root"}}
+    queues = {
+        q["metadata"]["name"]: q for q in queue_objects(ClusterState(queues=[kept]), committed_render("dev").rendered)
+    }
+    assert queues["root"] is kept
+
+
+def test_volume_claims_are_left_out_and_nothing_else() -> None:
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "volumes": [
+                {"name": "model", "persistentVolumeClaim": {"claimName": "models"}},
+                {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+                {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}},
+            ]
+        },
+    }
+    assert [v["name"] for v in without_claims(pod)["spec"]["volumes"]] == ["dshm"]
+    plain = {"metadata": {"name": "q"}, "spec": {"volumes": [{"name": "dshm", "emptyDir": {}}]}}
+    assert without_claims(plain) is plain
+
+
+def test_a_new_pod_is_admitted_as_the_api_server_would() -> None:
+    pod = {"metadata": {"name": "m-new-0", "namespace": "a01"}, "spec": {"priorityClassName": "p0"}}
+    admitted = _admitted(pod, "a01/podgroup-m", {"p0": 1000}, 0)
+    assert admitted["spec"]["priority"] == 1000 and admitted["kind"] == "Pod"
+    assert admitted["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "podgroup-m"
+    assert "/" not in admitted["metadata"]["uid"], "Volcano keys tasks by namespace/name/uid"
