@@ -126,8 +126,8 @@ class _Builder:
                 self.objects.append(self._queue(parent, "root"))
         for i in range(rng.randint(1, 6 - len(parents))):
             name = f"team-{i}"
-            parent = rng.choice([*parents, "root"]) if hierarchy else None
-            self.objects.append(self._queue(name, parent))
+            above = rng.choice([*parents, "root"]) if hierarchy else None
+            self.objects.append(self._queue(name, above))
             leaves.append(name)
         return leaves
 
