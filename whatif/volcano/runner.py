@@ -2,8 +2,8 @@
 
 A session spends most of its time waiting for the fake informers of Volcano's scheduler cache to
 report synced (client-go polls every 100 ms), not computing, so cases are spread over several
-processes at once. Each process reads its cases from a file and writes answers to another, which
-keeps a slow reader from ever blocking a writer.
+processes at once, a bounded batch each. Each process reads its cases from a file and writes answers
+to another, which keeps a slow reader from ever blocking a writer.
 """
 
 from __future__ import annotations
@@ -18,6 +18,9 @@ from typing import Any
 from whatif.volcano.build import ensure_built
 
 PROCESSES = 6
+BATCH = 25
+"""Cases per process: Volcano keeps state per job across sessions (metric series among it), so a
+process grows with the cases it answers; a fresh one per batch keeps each small."""
 TIMEOUT_SECONDS = 1800.0
 
 
@@ -36,32 +39,45 @@ def run_cases(
     if not cases:
         return []
     program = binary or ensure_built()
-    chunks = [cases[i::processes] for i in range(min(processes, len(cases)))]
+    batches = [list(range(i, min(i + BATCH, len(cases)))) for i in range(0, len(cases), BATCH)]
     answers: list[dict[str, Any]] = [{} for _ in cases]
+    deadline = time.monotonic() + timeout
     with tempfile.TemporaryDirectory() as scratch:
-        running = []
-        for index, chunk in enumerate(chunks):
-            stdin = Path(scratch) / f"{index}.in"
-            stdin.write_text("".join(json.dumps(c, separators=(",", ":")) + "\n" for c in chunk))
-            out, err = Path(scratch) / f"{index}.out", Path(scratch) / f"{index}.err"
-            with stdin.open("rb") as i, out.open("wb") as o, err.open("wb") as e:
-                running.append((subprocess.Popen([str(program)], stdin=i, stdout=o, stderr=e), out, err))
-        deadline = time.monotonic() + timeout
+        waiting = list(enumerate(batches))
+        running: list[tuple[subprocess.Popen[bytes], list[int], Path, Path]] = []
         try:
-            for index, (process, out, err) in enumerate(running):
-                try:
-                    code = process.wait(timeout=max(deadline - time.monotonic(), 0.1))
-                except subprocess.TimeoutExpired as expired:
-                    raise EngineError(f"volcano-session answered nothing in {timeout:.0f} s") from expired
+            while waiting or running:
+                while waiting and len(running) < processes:
+                    number, batch = waiting.pop(0)
+                    running.append(_start(program, Path(scratch), number, [cases[i] for i in batch], batch))
+                done = next((r for r in running if r[0].poll() is not None), None)
+                if done is None:
+                    if time.monotonic() > deadline:
+                        raise EngineError(f"volcano-session answered nothing in {timeout:.0f} s")
+                    time.sleep(0.02)
+                    continue
+                running.remove(done)
+                process, batch, out, err = done
+                code = process.returncode
                 lines = out.read_text().splitlines()
-                if code != 0 or len(lines) != len(chunks[index]):
+                if code != 0 or len(lines) != len(batch):
                     tail = "\n".join(err.read_text(errors="replace").strip().splitlines()[-8:])
                     raise EngineError(f"volcano-session exited {code} after {len(lines)} answers:\n{tail}")
-                for position, line in enumerate(lines):
-                    answers[index + position * len(chunks)] = json.loads(line)
+                for index, line in zip(batch, lines, strict=True):
+                    answers[index] = json.loads(line)
         finally:
-            for process, _, _ in running:
+            for process, _, _, _ in running:
                 if process.poll() is None:
                     process.kill()
                     process.wait()
     return answers
+
+
+def _start(
+    program: Path, scratch: Path, number: int, cases: list[dict[str, Any]], batch: list[int]
+) -> tuple[subprocess.Popen[bytes], list[int], Path, Path]:
+    stdin = scratch / f"{number}.in"
+    stdin.write_text("".join(json.dumps(c, separators=(",", ":")) + "\n" for c in cases))
+    out, err = scratch / f"{number}.out", scratch / f"{number}.err"
+    with stdin.open("rb") as i, out.open("wb") as o, err.open("wb") as e:
+        return subprocess.Popen([str(program)], stdin=i, stdout=o, stderr=e), batch, out, err
