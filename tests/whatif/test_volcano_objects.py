@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from live.cluster_state import ClusterState
 from offline.render import StackRender
-from whatif.volcano.predict import queue_objects, without_claims
+from whatif.volcano.predict import queue_objects, with_uid, without_claims
 from whatif.workload import _admitted
 
 
@@ -46,3 +46,11 @@ def test_a_new_pod_is_admitted_as_the_api_server_would() -> None:
     assert admitted["spec"]["priority"] == 1000 and admitted["kind"] == "Pod"
     assert admitted["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "podgroup-m"
     assert "/" not in admitted["metadata"]["uid"], "Volcano keys tasks by namespace/name/uid"
+
+
+def test_a_pod_without_a_uid_gets_one_and_others_keep_theirs() -> None:
+    """Volcano keys pods by UID: pods of a hand-written dump without one would be one pod to it."""
+    bare = {"metadata": {"name": "p", "namespace": "a01"}}
+    assert with_uid(bare)["metadata"]["uid"] == "a01-p"
+    named = {"metadata": {"name": "p", "namespace": "a01", "uid": "6f1c"}}
+    assert with_uid(named) is named

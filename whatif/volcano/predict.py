@@ -56,9 +56,21 @@ def cluster_objects(
         *queue_objects(state, rendered),
         *(state.hyper_nodes or hyper_node_objects(spec, rendered)),
         *objects.pod_groups.values(),
-        *(without_claims(p) for p in objects.pods.values()),
-        *objects.other_pods,
+        *(with_uid(without_claims(p)) for p in objects.pods.values()),
+        *(with_uid(p) for p in objects.other_pods),
     ]
+
+
+def with_uid(pod: dict[str, Any]) -> dict[str, Any]:
+    """The pod with a UID. The API server gives every pod one, so a `kubectl get` dump has it;
+    a hand-written dump may not, and Volcano keys a pod by it (`predicates.go`, the cache's task
+    ids), so pods without one would be taken for each other. `<namespace>-<name>` as Volcano's
+    test helper names them (`BuildPod`, pkg/scheduler/util/test_utils.go)."""
+    metadata = pod.get("metadata") or {}
+    if metadata.get("uid"):
+        return pod
+    uid = f"{metadata.get('namespace', 'default')}-{metadata.get('name', '')}"
+    return {**pod, "metadata": {**metadata, "uid": uid}}
 
 
 CLAIMS = ("persistentVolumeClaim", "ephemeral")
