@@ -10,20 +10,16 @@ backfill (`backfill.go`) places only BestEffort pods.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from itertools import chain
 
-from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, Job, Node, Queue, Task
+from whatif.scheduler.gradients import fullness, may_hold_a_pod, members, sub_domains
+from whatif.scheduler.model import PENDING, Job, Node, Queue, Task
 from whatif.scheduler.resources import Resources, fits, total
-from whatif.scheduler.session import Session, Statement, shape_of, sort_by
+from whatif.scheduler.session import Session, Statement, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
 from whatif.scheduler.topology import (
     ROOT,
-    NetworkTopologyPlugin,
-    binpack_score,
-    binpack_weights,
-    lowest_containing,
-    search_root,
 )
 
 
@@ -218,53 +214,6 @@ def _worksheet(session: Session, job: Job) -> list[SubJob]:
     return required + rest
 
 
-def members(session: Session, hypernode: str) -> list[Node] | None:
-    """The nodes of a HyperNode by name; None for the whole cluster (searched by node class)."""
-    if hypernode == ROOT:
-        return None
-    return [session.nodes[n] for n in sorted(session.hypernodes[hypernode].nodes) if n in session.nodes]
-
-
-def sub_domains(session: Session, sub: SubJob, hypernode: str, pending: list[Task]) -> Iterator[str]:
-    """`HyperNodeGradientForSubJobFn`: for a sub-group with a hard topology, the HyperNodes inside
-    its search root (`search_root`: the job's HyperNode, or less around where the sub-group already
-    runs) that its tier allows and, for a sub-group not yet placed, whose future idle resources
-    hold its pending pods; narrowest tier first and fullest first within a tier. None when the
-    sub-group already runs wider than its tier. Where it runs is the lowest HyperNode holding its
-    placed pods (`framework/session.go` `recoverAllocatedHyperNode`); fullness counts all its pods
-    (`network_topology_aware.go` `getSubJobHyperNodeBinPackingScore`). They are chosen upfront and
-    tried in turn: a trial that fails leaves the nodes as they were, and the first that succeeds
-    ends the search. The choice reads the nodes alone, so it stands until a pod moves."""
-    tier = sub.topology.tier if sub.topology is not None and sub.topology.mode == "hard" else None
-    if tier is None:
-        yield hypernode
-        return
-    hypernodes = session.hypernodes
-    placed = {t.node for t in sub.tasks if t.status in ALLOCATED_STATUSES and t.node}
-    lowest = lowest_containing(placed, hypernodes) if placed else None
-    allocated = lowest.name if lowest is not None else None
-    root = search_root(hypernodes, hypernode, tier, allocated)
-    if root is None:
-        return
-    need = total(t.resreq for t in pending)
-    request = total(t.resreq for t in sub.tasks)
-    totals = session.hypernode_totals
-
-    def choose() -> list[str]:
-        holding = [
-            h.name
-            for h in session.inside(root)
-            if h.tier <= tier
-            and (allocated is not None or fits(need, totals[h.name].future_idle))
-            and may_hold_a_pod(session, h.name, pending)
-        ]
-        return sorted(holding, key=lambda h: (hypernodes[h].tier, -_fullness(session, h, request), h))
-
-    shapes = tuple(sorted({t.shape for t in pending if not t.best_effort}))
-    key = ("sub domains", root, allocated, tier, shape_of(need), shape_of(request), shapes)
-    yield from session.while_still(key, choose)
-
-
 def _try_in(session: Session, job: Job, hypernode: str, stmt: Statement) -> None:
     """`allocateForJob` in one HyperNode: each sub-group in worksheet order, a sub-group with its
     own topology in the first HyperNode of its gradient where it becomes ready or pipelined
@@ -308,24 +257,6 @@ def _smallest(amounts: list[Resources]) -> Resources:
     return {name: min(a.get(name, 0.0) for a in amounts) for name in names}
 
 
-def _fullness(session: Session, hypernode: str, request: Resources) -> float:
-    """The network-topology-aware HyperNode binpack score (`HyperNodeOrderFn`, without its scale):
-    `binpack_score` with the plugin's weights (the defaults when it is not configured)."""
-    plugin = session.fw.plugin(NetworkTopologyPlugin.name)
-    weights = plugin.binpack_weights if isinstance(plugin, NetworkTopologyPlugin) else binpack_weights({})
-    return binpack_score(weights, session.hypernode_totals.get(hypernode), request)
-
-
-def may_hold_a_pod(session: Session, hypernode: str, pending: list[Task]) -> bool:
-    """Whether some pending pod fits the most any one node of the HyperNode has free: when none
-    does, a search there places nothing (the virtual root is always searched)."""
-    peak = session.peak_future_idle(hypernode)
-    if peak is None:
-        return True
-    shapes = {t.shape: t.resreq for t in pending if not t.best_effort}
-    return any(fits(request, peak) for request in shapes.values())
-
-
 def _may_progress(session: Session, hypernode: str, least: Resources, pending: list[Task]) -> bool:
     """A HyperNode worth a trial: its future idle total holds the least that would make progress
     and one of its nodes holds a pending pod."""
@@ -355,7 +286,7 @@ def place_job(session: Session, job: Job) -> Statement | None:
             hold = [h for h in gradient if _may_progress(session, h, least, pending)]
             if len(hold) < len(gradient):
                 session.unschedulable[job.uid] = "nodes"
-            for hypernode in sorted(hold, key=lambda h: (-_fullness(session, h, request), h)):
+            for hypernode in sorted(hold, key=lambda h: (-fullness(session, h, request), h)):
                 stmt = Statement(session)
                 if hypernode in session.hypernodes:
                     _try_in(session, job, hypernode, stmt)

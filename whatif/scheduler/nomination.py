@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from whatif.scheduler.actions import choose_node, members, sub_domains
+from whatif.scheduler.actions import choose_node
+from whatif.scheduler.gradients import members, sub_domains
 from whatif.scheduler.model import Job, Queue, Task
 from whatif.scheduler.resources import Resources, add, fits, plus, total
 from whatif.scheduler.session import Session, Shape, Statement, places_on, shape_of, sort_by
@@ -126,7 +127,7 @@ def nominate(session: Session, job: Job, domain: str) -> Statement | None:
     pipelined = False
     for sub in eviction_worksheet(session, job):
         tasks = sort_by(sub.pending(), fw.task_order)
-        places = sub_domains(session, sub, domain, tasks) if job.hard_topology else iter([domain])
+        places = sub_domains(session, sub, domain, tasks, evicting=True) if job.hard_topology else iter([domain])
         if sub.topology is not None and sub.topology.mode == "hard":
             shapes = Counter(shape_of(t.resreq) for t in tasks)
             places = (p for p in places if room_for(session, p, shapes, {}))

@@ -3,7 +3,8 @@
 A pod joins the first policy whose label selector matches and whose `matchLabelKeys` it carries
 (non-empty); the values name the sub-group. A policy without `matchLabelKeys` never captures a pod.
 Pods no policy captures form the default sub-group, which needs the job's `minMember` when the
-job has no policy and 1 when it has some (`getOrCreateDefaultSubJob`).
+job has no policy and 1 when it has some, and carries the job's own network topology
+(`api/job_info.go` `getOrCreateDefaultSubJob`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,16 @@ class SubJob:
     min_available: int
     tasks: list[Task] = field(default_factory=list)
     index: int = 0
+    job: Job | None = None
+    """The job, for the default sub-group, whose topology is the job's."""
 
     @property
     def topology(self) -> Topology | None:
-        return self.policy.topology if self.policy is not None else None
+        """The policy's topology; the job's for the default sub-group (`getOrCreateDefaultSubJob`
+        copies the PodGroup's `networkTopology`, adjusted with the job's by `adjustNetworkTopologySpec`)."""
+        if self.policy is not None:
+            return self.policy.topology
+        return self.job.topology if self.job is not None else None
 
     def ready_num(self, pipelined: bool = False) -> int:
         statuses = ALLOCATED_STATUSES | {SUCCEEDED} | ({PIPELINED} if pipelined else set())
@@ -68,7 +75,7 @@ def subjobs(job: Job) -> list[SubJob]:
 
 
 def _split(job: Job) -> list[SubJob]:
-    default = SubJob(f"{job.uid}/default", None, 1 if job.subgroups else job.min_member)
+    default = SubJob(f"{job.uid}/default", None, 1 if job.subgroups else job.min_member, job=job)
     found: dict[str, SubJob] = {}
     for task in job.tasks:
         matched = _policy_of(task, job.subgroups) if job.subgroups else None

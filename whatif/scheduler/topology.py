@@ -11,14 +11,11 @@ HyperNodes at or below the allowed tier whose idle (or future idle) resources ho
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from whatif.scheduler.framework import Plugin
 from whatif.scheduler.model import ALLOCATED_STATUSES, HyperNode, Job, Topology
 from whatif.scheduler.resources import EPSILON, Resources, fits
-
-if TYPE_CHECKING:
-    from whatif.scheduler.session import HyperNodeTotals
 
 ROOT = "<cluster-top-hypernode>"
 
@@ -94,20 +91,22 @@ def binpack_weights(arguments: dict[str, Any]) -> dict[str, int]:
     return weights
 
 
-def binpack_score(weights: dict[str, int], totals: HyperNodeTotals | None, request: Resources) -> float:
-    """`getSubJobHyperNodeBinPackingScore` for one HyperNode: how full it would be with `request`
-    (all of a sub-job's pods, placed ones too) in it, a weighted mean over the weighted resources
-    the request names (at least `minResource`); 0 when one would overflow."""
+def binpack_score(weights: dict[str, int], totals: tuple[Resources, Resources] | None, request: Resources) -> float:
+    """`getSubJobHyperNodeBinPackingScore` for one HyperNode of (allocatable, used) `totals`: how
+    full it would be with `request` (all of a sub-job's pods, placed ones too) in it, a weighted
+    mean over the weighted resources the request names (at least `minResource`); 0 when one would
+    overflow."""
     if totals is None:
         return 0.0
+    total, used = totals
     score = 0.0
     weight_sum = 0
     for name, amount in request.items():
         weight = weights.get(name)
         if weight is None or amount < EPSILON:
             continue
-        after = totals.used.get(name, 0.0) + amount
-        allocatable = totals.allocatable.get(name, 0.0)
+        after = used.get(name, 0.0) + amount
+        allocatable = total.get(name, 0.0)
         if after > allocatable:
             return 0.0
         score += weight * after / allocatable
@@ -120,6 +119,19 @@ class NetworkTopologyPlugin(Plugin):
 
     def on_session_open(self) -> None:
         self.binpack_weights = binpack_weights(self.arguments)
+        # `initHyperNodeResourceCache`: each HyperNode's idle and future idle resources as the
+        # session opens; its event handlers keep only `used` up to date, so the gradients' room
+        # test (`isEligibleHyperNode`) reads these for the whole session.
+        self.opening_room = {
+            name: (dict(totals.idle), dict(totals.future_idle))
+            for name, totals in self.session.hypernode_totals.items()
+        }
+
+    def has_room(self, hypernode: str, need: Resources) -> bool:
+        """`isEligibleHyperNode` for allocation: `need` fits the HyperNode's idle or future idle
+        resources as the session opened (a HyperNode it has no record of passes)."""
+        room = self.opening_room.get(hypernode)
+        return room is None or fits(need, room[0]) or fits(need, room[1])
 
     def _search_root(self, job: Job, tier: int) -> HyperNode | None:
         """`getSearchRoot` for the job, from the HyperNode it already runs in (as recorded, or the
@@ -153,7 +165,7 @@ class NetworkTopologyPlugin(Plugin):
                 continue
             totals = self.session.hypernode_totals[hypernode.name]
             if purpose == "allocate":
-                if not partly_running and not (fits(need, totals.idle) or fits(need, totals.future_idle)):
+                if not partly_running and not self.has_room(hypernode.name, need):
                     continue
             elif not fits(need, totals.allocatable):
                 continue
@@ -172,16 +184,18 @@ def normalise(job: Job, hypernodes: dict[str, HyperNode]) -> None:
     if all(spec is None for spec in specs) or ROOT not in hypernodes:
         return
 
-    def resolve(spec: Topology | None) -> Topology | None:
+    def resolve(spec: Topology | None, soft_tier: int) -> Topology | None:
         if spec is None:
             return None
         if spec.mode == "soft":
-            return Topology("hard", hypernodes[ROOT].tier)
+            return Topology("hard", soft_tier)
         if spec.tier_name is not None and spec.tier is None:
             named = [h.tier for h in hypernodes.values() if h.tier_name == spec.tier_name]
             return Topology(spec.mode, named[0] if named else None, spec.tier_name)
         return spec
 
-    job.topology = resolve(job.topology)
+    job.topology = resolve(job.topology, hypernodes[ROOT].tier)
+    # `convertSoftToHardTopology`: a soft sub-group is bounded by the job's tier when it has one.
+    bound = job.topology.tier if job.topology is not None and job.topology.tier is not None else None
     for sub in job.subgroups:
-        sub.topology = resolve(sub.topology)
+        sub.topology = resolve(sub.topology, bound if bound is not None else hypernodes[ROOT].tier)
