@@ -250,19 +250,24 @@ def runs(session: Session, jobs: ModelJobs) -> bool:
     return all(t.status in (RUNNING, BINDING, "Bound") for t in _tasks(session, jobs))
 
 
-def _on_an_empty_cluster(
-    state: ClusterState, spec: PlatformSpec, rendered: Rendered, names: list[str]
-) -> tuple[Session, dict[str, ModelJobs]]:
-    """The models that do not run, alone on the cluster's nodes with nothing else running: what
-    fails there can never run as configured (they are tried together, which can only make a
-    model wait that alone would start, never the reverse of a true `never`)."""
-    idle = ClusterState(
+def idle_cluster(state: ClusterState) -> ClusterState:
+    """The cluster's nodes, queues, priority classes and HyperNodes with nothing running."""
+    return ClusterState(
         nodes=state.nodes,
         queues=state.queues,
         priority_classes=state.priority_classes,
         hyper_nodes=state.hyper_nodes,
         source=state.source,
     )
+
+
+def _on_an_empty_cluster(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, names: list[str]
+) -> tuple[Session, dict[str, ModelJobs]]:
+    """The models that do not run, alone on the cluster's nodes with nothing else running: what
+    fails there can never run as configured (they are tried together, which can only make a
+    model wait that alone would start, never the reverse of a true `never`)."""
+    idle = idle_cluster(state)
     alone, models = build_session(idle, spec, rendered, only=set(names))
     tiers, actions, configurations = policy_of(spec)
     alone.configurations = configurations

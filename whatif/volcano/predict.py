@@ -24,6 +24,7 @@ from whatif.predict import (
     Prediction,
     Verdict,
     Victim,
+    idle_cluster,
     policy_of,
     predict,
     runs,
@@ -227,13 +228,7 @@ def _alone(
     repeat: int,
 ) -> tuple[Session, dict[str, ModelJobs]]:
     """The models that do not run, alone on the cluster's nodes (see `predict._on_an_empty_cluster`)."""
-    idle = ClusterState(
-        nodes=state.nodes,
-        queues=state.queues,
-        priority_classes=state.priority_classes,
-        hyper_nodes=state.hyper_nodes,
-        source=state.source,
-    )
+    idle = idle_cluster(state)
     alone, models, objects = build_world(idle, spec, rendered, only=set(names))
     alone.configurations = configurations
     answer = run_cases([_case("alone", cluster_objects(idle, spec, rendered, objects), conf, repeat)])[0]
