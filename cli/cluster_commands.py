@@ -89,8 +89,14 @@ def _predict(args: argparse.Namespace, result: Any) -> Any:
             print(f"note: the model answers: {why}", file=sys.stderr)
         else:
             from whatif.volcano.predict import predict_with_volcano
+            from whatif.volcano.runner import EngineError
 
-            return predict_with_volcano(state, result.spec, result.rendered)
+            try:
+                return predict_with_volcano(state, result.spec, result.rendered)
+            except EngineError as failed:
+                if args.engine == "volcano":
+                    raise
+                print(f"note: the model answers: {failed}", file=sys.stderr)
     return predict(state, result.spec, result.rendered)
 
 

@@ -34,29 +34,17 @@ func decodeWorld(objects []json.RawMessage) (*World, error) {
 		var err error
 		switch head.Kind {
 		case "Node":
-			obj := &v1.Node{}
-			err = json.Unmarshal(raw, obj)
-			w.Nodes = append(w.Nodes, obj)
+			w.Nodes, err = appendDecoded(w.Nodes, raw)
 		case "Pod":
-			obj := &v1.Pod{}
-			err = json.Unmarshal(raw, obj)
-			w.Pods = append(w.Pods, obj)
+			w.Pods, err = appendDecoded(w.Pods, raw)
 		case "PodGroup":
-			obj := &schedulingv1beta1.PodGroup{}
-			err = json.Unmarshal(raw, obj)
-			w.PodGroups = append(w.PodGroups, obj)
+			w.PodGroups, err = appendDecoded(w.PodGroups, raw)
 		case "Queue":
-			obj := &schedulingv1beta1.Queue{}
-			err = json.Unmarshal(raw, obj)
-			w.Queues = append(w.Queues, obj)
+			w.Queues, err = appendDecoded(w.Queues, raw)
 		case "HyperNode":
-			obj := &topologyv1alpha1.HyperNode{}
-			err = json.Unmarshal(raw, obj)
-			w.HyperNodes = append(w.HyperNodes, obj)
+			w.HyperNodes, err = appendDecoded(w.HyperNodes, raw)
 		case "PriorityClass":
-			obj := &schedulingv1.PriorityClass{}
-			err = json.Unmarshal(raw, obj)
-			w.PriorityClasses = append(w.PriorityClasses, obj)
+			w.PriorityClasses, err = appendDecoded(w.PriorityClasses, raw)
 		default:
 			return nil, fmt.Errorf("object %d: kind %q is not read by the scheduler", i, head.Kind)
 		}
@@ -65,6 +53,15 @@ func decodeWorld(objects []json.RawMessage) (*World, error) {
 		}
 	}
 	return w, nil
+}
+
+// appendDecoded decodes one object of type T and appends it.
+func appendDecoded[T any](list []*T, raw json.RawMessage) ([]*T, error) {
+	obj := new(T)
+	if err := json.Unmarshal(raw, obj); err != nil {
+		return list, err
+	}
+	return append(list, obj), nil
 }
 
 // clone copies the objects a run changes (pods and PodGroups), so repeats start alike.

@@ -46,10 +46,12 @@ def pod_request(spec: dict[str, Any]) -> Resources:
     return total
 
 
-def _priority_classes(state: ClusterState, rendered: Rendered) -> tuple[dict[str, int], int]:
+def _priority_classes(state: ClusterState, rendered: Rendered | None = None) -> tuple[dict[str, int], int]:
+    """Each class's value (the stack's over the dump's) and the global default's (0 without one)."""
     values: dict[str, int] = {}
     default = 0
-    for obj in [*state.priority_classes, *(o.manifest for o in rendered.by_kind("PriorityClass"))]:
+    stack = rendered.by_kind("PriorityClass") if rendered is not None else []
+    for obj in [*state.priority_classes, *(o.manifest for o in stack)]:
         values[obj["metadata"]["name"]] = int(obj.get("value", 0))
         if obj.get("globalDefault"):
             default = int(obj.get("value", 0))

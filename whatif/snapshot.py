@@ -5,28 +5,18 @@ own code (`whatif.volcano`), so the model is checked on the path it reads real c
 
 from __future__ import annotations
 
+from config.upstream.volcano import GROUP_NAME_ANNOTATION
 from live.cluster_state import ClusterState
-from whatif.cluster import _nodes, _queue, _task, dump_hypernodes, pod_group_job, pod_request
+from whatif.cluster import _nodes, _priority_classes, _queue, _task, dump_hypernodes, pod_group_job, pod_request
 from whatif.scheduler.model import Job, Queue
 from whatif.scheduler.resources import add
 from whatif.scheduler.session import Session
 
-GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 FINISHED = ("Succeeded", "Failed")
 
 
-def priority_classes(state: ClusterState) -> tuple[dict[str, int], int]:
-    """Each class's value, and the value of the global default (0 without one)."""
-    values, default = {}, 0
-    for obj in state.priority_classes:
-        values[obj["metadata"]["name"]] = int(obj.get("value", 0))
-        if obj.get("globalDefault"):
-            default = int(obj.get("value", 0))
-    return values, default
-
-
 def snapshot_session(state: ClusterState) -> Session:
-    priorities, default = priority_classes(state)
+    priorities, default = _priority_classes(state)
     queues: dict[str, Queue] = {}
     for order, obj in enumerate(state.queues):
         queues[obj["metadata"]["name"]] = _queue(obj, (obj.get("status") or {}).get("state", "Open"), order)
@@ -39,7 +29,7 @@ def snapshot_session(state: ClusterState) -> Session:
         metadata, spec = pod["metadata"], pod.get("spec") or {}
         if (pod.get("status") or {}).get("phase") in FINISHED:
             continue
-        group = (metadata.get("annotations") or {}).get(GROUP_ANNOTATION)
+        group = (metadata.get("annotations") or {}).get(GROUP_NAME_ANNOTATION)
         owner = jobs.get(f"{metadata.get('namespace', 'default')}/{group}") if group else None
         if owner is None:
             node = nodes.get(spec.get("nodeName") or "")

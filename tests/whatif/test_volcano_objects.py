@@ -4,6 +4,8 @@ create, and what the dump cannot say. Plain data, no Go needed."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from live.cluster_state import ClusterState
 from offline.render import StackRender
@@ -54,3 +56,24 @@ def test_a_pod_without_a_uid_gets_one_and_others_keep_theirs() -> None:
     assert with_uid(bare)["metadata"]["uid"] == "a01-p"
     named = {"metadata": {"name": "p", "namespace": "a01", "uid": "6f1c"}}
     assert with_uid(named) is named
+
+
+def test_an_engine_that_cannot_answer_leaves_the_answer_to_the_model(
+    monkeypatch: Any, capsys: Any, tmp_path: Path
+) -> None:
+    """`auto` says so and lets the model answer; `--engine volcano` is an internal error (exit 3)."""
+    import json
+
+    import whatif.volcano.build
+    import whatif.volcano.predict
+    from cli.main import main
+    from tests.conftest import PROJECT_DIR
+
+    monkeypatch.setattr(whatif.volcano.build, "ensure_built", lambda **_: tmp_path / "volcano-session")
+    monkeypatch.setattr(whatif.volcano.predict, "run_cases", lambda cases, **_: [{"error": "broken"}] * len(cases))
+    dump = str(PROJECT_DIR / "tests" / "fixtures" / "cluster" / "whatif" / "aicloud-a-full-queue.yaml")
+    assert main(["whatif", "--stack", "aicloud-a", "--from", dump, "--json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["engine"] == "model"
+    assert "note: the model answers: volcano-session could not answer: broken" in captured.err
+    assert main(["whatif", "--stack", "aicloud-a", "--from", dump, "--engine", "volcano"]) == 3

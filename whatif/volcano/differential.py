@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.kubernetes.yaml_text import dump
+from config.upstream.volcano import GROUP_NAME_ANNOTATION
 from live.cluster_state import state_from_objects
 from whatif.predict import MAX_CYCLES, simulate
 from whatif.scheduler.model import BINDING, RUNNING
-from whatif.snapshot import GROUP_ANNOTATION, snapshot_session
+from whatif.snapshot import snapshot_session
 
 PLACED = (RUNNING, BINDING, "Bound")
 
@@ -53,7 +54,7 @@ def _groups(objects: list[dict[str, Any]]) -> dict[str, str]:
     for obj in objects:
         if obj.get("kind") == "Pod":
             metadata = obj["metadata"]
-            group = (metadata.get("annotations") or {}).get(GROUP_ANNOTATION)
+            group = (metadata.get("annotations") or {}).get(GROUP_NAME_ANNOTATION)
             if group:
                 namespace = metadata.get("namespace", "default")
                 out[f"{namespace}/{metadata['name']}"] = f"{namespace}/{group}"

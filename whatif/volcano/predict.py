@@ -36,7 +36,7 @@ from whatif.scheduler.engine import open_session
 from whatif.scheduler.model import PENDING, RUNNING
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT
-from whatif.volcano.runner import run_cases
+from whatif.volcano.runner import EngineError, run_cases
 from whatif.workload import Objects, build_world
 
 REPEAT = 3
@@ -188,7 +188,7 @@ def _evicted(session: Session, outcome: dict[str, Any]) -> dict[str, list[str]]:
 
 def _majority(answer: dict[str, Any]) -> dict[str, Any]:
     if answer.get("error"):
-        raise RuntimeError(f"volcano-session: {answer['error']}")
+        raise EngineError(f"volcano-session could not answer: {answer['error']}")
     return max(answer["outcomes"], key=lambda o: o["runs"])
 
 
