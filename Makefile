@@ -16,7 +16,7 @@ INSTALLED := $(VENV)/.installed
 export STACK CONFIG BASE FROM MARKDOWN KEEP TIERS SIZE VOLCANO LWS PULUMI PROMETHEUS_OPERATOR KEDA
 
 .PHONY: render check diff preflight import-topology test quick lint typecheck tools schema golden lock bench \
-	upstream clean volcano-session
+	upstream clean volcano-session real-cluster e2e
 
 $(INSTALLED): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,7 +68,17 @@ volcano-session: $(INSTALLED)
 ## test: lint, type check, the Volcano engine (where Go is) and the whole test suite (two workers)
 test: lint typecheck tools
 	$(PY) -m whatif.volcano.build --if-go
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 -m "not e2e"
+
+## real-cluster: build the real cluster's and the real Pulumi's programs from their Go modules
+##               (real-cluster/; cached in ~/.cache/volcano-platform/real-cluster by source hash)
+real-cluster: $(INSTALLED)
+	$(PY) -m tests.e2e.binaries
+
+## e2e: `pulumi up` for real: the Pulumi CLI and provider against a cluster of local processes
+##      (etcd, kube-apiserver, KWOK nodes, Volcano, LWS), built by `make real-cluster`
+e2e: real-cluster
+	$(PY) -m pytest -q -m e2e tests/e2e
 
 ## quick: the fast tests of the lower layers, for the edit loop (no lint, type check or external tools)
 quick: $(INSTALLED)

@@ -13,7 +13,7 @@ from components.scheduling.lws import LwsInstall
 from components.scheduling.priority import PriorityClasses
 from components.scheduling.queues import TenantQueues
 from components.scheduling.topology import NetworkTopology
-from components.scheduling.volcano import VolcanoInstall
+from components.scheduling.volcano import VolcanoInstall, VolcanoPolicy
 from components.secrets import WorkloadSecrets
 from config.spec.platform import PlatformSpec
 
@@ -30,11 +30,17 @@ class GpuPlatform(pulumi.ComponentResource):
         )
         child = pulumi.ResourceOptions(parent=self, providers=[provider])
 
-        volcano = VolcanoInstall("volcano", spec, child)
+        # What the Queues, HyperNodes and monitors wait for: the chart, or the policy of a Volcano
+        # installed elsewhere.
+        volcano = (
+            VolcanoInstall("volcano", spec, child).release
+            if spec.config.volcano.install
+            else VolcanoPolicy("volcano", spec, child).scheduler_conf
+        )
         classes = PriorityClasses("priority", spec.priority_classes, child)
-        tenants = TenantQueues("tenants", spec, volcano.release, child)
+        tenants = TenantQueues("tenants", spec, volcano, child)
         if spec.topology is not None and spec.config.topology is not None:
-            NetworkTopology("topology", spec.topology, spec.config.topology, volcano.release, child)
+            NetworkTopology("topology", spec.topology, spec.config.topology, volcano, child)
         lws = LwsInstall("lws", spec, child) if spec.lws_install else None
         secrets = WorkloadSecrets("secrets", spec, dict(tenants.namespaces), child)
 
@@ -50,7 +56,7 @@ class GpuPlatform(pulumi.ComponentResource):
             kind = MultiNodeModel if model.multi_node else SingleNodeModel
             kind(f"model-{model.name}", model, deps, child)
         if spec.config.observability.enabled:
-            Observability("observability", spec, volcano.release, dict(tenants.namespaces), child)
+            Observability("observability", spec, volcano, dict(tenants.namespaces), child)
 
         self.endpoints = {
             m.name: f"http://{m.service_name}.{m.namespace}.svc:{m.config.port}" for m in spec.models.values()

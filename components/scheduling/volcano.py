@@ -1,16 +1,19 @@
-"""`VolcanoInstall`: the Volcano scheduler, controller and admission webhook."""
+"""`VolcanoInstall`: the Volcano scheduler, controller and admission webhook; `VolcanoPolicy`:
+only the scheduler policy, where Volcano is installed elsewhere."""
 
 from __future__ import annotations
 
 import pulumi
 
 from components.kubernetes.objects import installed_chart
-from components.kubernetes.resource import KubernetesResource
-from components.scheduling.volcano_values import volcano_values
+from components.kubernetes.resource import CONFIG_MAP_PATCH, KubernetesResource
+from components.kubernetes.yaml_text import dump
+from components.scheduling.controller_conf import controller_conf
+from components.scheduling.volcano_values import scheduler_conf_text, volcano_values
 from components.secrets import chart_login, platform_pull_secret
 from config.spec.images import volcano_chart, volcano_pull_secret
 from config.spec.platform import PlatformSpec
-from config.upstream.volcano import VOLCANO_NAMESPACE, VOLCANO_RELEASE
+from config.upstream.volcano import CONTROLLER_CONFIG_MAP, SCHEDULER_CONFIG_MAP, VOLCANO_NAMESPACE, VOLCANO_RELEASE
 
 
 class VolcanoInstall(pulumi.ComponentResource):
@@ -48,3 +51,38 @@ class VolcanoInstall(pulumi.ComponentResource):
             chart_login(spec, chart),
         )
         self.register_outputs({"release": VOLCANO_RELEASE, "namespace": VOLCANO_NAMESPACE})
+
+
+class VolcanoPolicy(pulumi.ComponentResource):
+    """The scheduler policy of a Volcano installed elsewhere (`volcano.install: false`): the
+    scheduler's conf key of the ConfigMap its Deployment mounts, and the controller's discovery
+    conf when the controller builds the HyperNodes, each a server-side-apply patch of that key
+    alone, so the install's other keys and its own field manager are left alone. The scheduler
+    reloads its conf when the mounted file changes (pkg/scheduler/scheduler.go, watchSchedulerConf).
+    """
+
+    scheduler_conf: KubernetesResource
+
+    def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("volcano-platform:volcano:VolcanoPolicy", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        config_map, key = SCHEDULER_CONFIG_MAP
+        self.scheduler_conf = KubernetesResource(
+            f"{name}-scheduler-conf",
+            CONFIG_MAP_PATCH,
+            {
+                "metadata": {"name": config_map, "namespace": VOLCANO_NAMESPACE},
+                "data": {key: scheduler_conf_text(spec)},
+            },
+            child,
+        )
+        controller = controller_conf(spec.config.topology)
+        if controller:
+            config_map, key = CONTROLLER_CONFIG_MAP
+            KubernetesResource(
+                f"{name}-controller-conf",
+                CONFIG_MAP_PATCH,
+                {"metadata": {"name": config_map, "namespace": VOLCANO_NAMESPACE}, "data": {key: dump(controller)}},
+                child,
+            )
+        self.register_outputs({"namespace": VOLCANO_NAMESPACE})

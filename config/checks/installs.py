@@ -7,6 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from config.errors import Problem, join_path
 from config.schema.names import image_reference_problem
 from config.schema.quantity import quantity_value
@@ -50,7 +52,44 @@ GENERATED_LWS_VALUES: dict[str, str] = {
 
 
 def check_installs(spec: PlatformSpec) -> list[Problem]:
-    return [*_component_resources(spec), *_value_overrides(spec), *_adoption(spec)]
+    return [*_component_resources(spec), *_value_overrides(spec), *_adoption(spec), *_chart_settings_unused(spec)]
+
+
+# Settings of Volcano's chart; with `volcano.install: false` the program installs no chart, so
+# each would be silently ignored.
+VOLCANO_CHART_SETTINGS = (
+    "repository",
+    "protect",
+    "adopt",
+    "image_registry",
+    "image_tag",
+    "image_pull_secret",
+    "replicas",
+    "resources",
+    "node_selector",
+    "tolerations",
+    "admission",
+    "values",
+    "chart_credentials",
+    "chart_ca_file",
+)
+
+
+def _chart_settings_unused(spec: PlatformSpec) -> list[Problem]:
+    volcano = spec.config.volcano
+    if volcano.install:
+        return []
+    return [
+        Problem(
+            join_path("volcano", to_camel(name)),
+            "sets Volcano's chart, but `volcano.install` is false: the program installs no chart and owns only the "
+            "scheduler policy, so this setting would change nothing",
+            "remove it (set it where Volcano is installed), or set `volcano.install: true`",
+            got=getattr(volcano, name),
+        )
+        for name in VOLCANO_CHART_SETTINGS
+        if name in volcano.model_fields_set
+    ]
 
 
 def _adoption(spec: PlatformSpec) -> list[Problem]:

@@ -186,6 +186,13 @@ class ChartAccess(ConfigModel):
 class VolcanoConfig(ChartAccess):
     """`volcano`: chart, images, replicas and the scheduler policy."""
 
+    install: bool = True
+    """Install Volcano's chart. `false` when Volcano is installed and upgraded elsewhere (a managed
+    add-on, another team's release): the program then owns only the scheduler policy, the
+    `volcano-scheduler.conf` key of ConfigMap `volcano-scheduler-configmap` in `volcano-system`
+    (and, with HyperNode discovery, the `volcano-controller.conf` key of
+    `volcano-controller-configmap`), applied server-side so the rest of those ConfigMaps stays
+    theirs, and the settings of the chart are refused. `version` is then the release that runs."""
     version: ChartVersion = VOLCANO_DEFAULT_VERSION
     """Volcano Helm chart version (quote it). Its schemas must be vendored in `upstream/`."""
     repository: ChartRepository | None = None

@@ -28,6 +28,12 @@ VOLCANO_IMAGE_BUGS: Final = {
 }
 # Object names are prefixed with the release name, webhook names are not: one release per cluster.
 VOLCANO_RELEASE: Final = "volcano"
+SCHEDULER_CONFIG_MAP: Final = (f"{VOLCANO_RELEASE}-scheduler-configmap", "volcano-scheduler.conf")
+"""The ConfigMap and key the chart mounts as the scheduler's `--scheduler-conf`
+(installer/helm/chart/volcano/templates/scheduler.yaml); the scheduler reloads it on change."""
+CONTROLLER_CONFIG_MAP: Final = (f"{VOLCANO_RELEASE}-controller-configmap", "volcano-controller.conf")
+"""The ConfigMap and key the controller reads its HyperNode discovery from
+(pkg/controllers/hypernode/configmap_handler.go, config/loader.go), watched through the API."""
 VOLCANO_SCHEDULER_NAME: Final = "volcano"
 
 QUEUE_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"

@@ -338,3 +338,40 @@ def test_the_list_of_generated_values_is_what_the_program_generates() -> None:
     )
     values = volcano_values(load(raw))
     assert {s: set(values[s]) for s in ("basic", "custom")} == {s: set(k) for s, k in GENERATED_VOLCANO_VALUES.items()}
+
+
+def _policy_patches(result: Any) -> dict[str, dict[str, Any]]:
+    return {o.name: o.manifest for o in result.rendered.objects if o.patch and o.kind == "ConfigMap"}
+
+
+def test_volcano_installed_elsewhere_gets_only_the_policy(render_raw: Any) -> None:
+    result = render_raw(mutate(DEV, lambda r: r.update(volcano={"install": False})))
+    assert result.rendered.releases == []
+    assert not result.rendered.by_kind("Namespace") or "volcano-system" not in {
+        o.name for o in result.rendered.by_kind("Namespace")
+    }
+    patches = _policy_patches(result)
+    assert set(patches) == {"volcano-scheduler-configmap"}
+    patch = patches["volcano-scheduler-configmap"]
+    assert patch["metadata"]["namespace"] == "volcano-system"
+    # the key holds the same policy the chart would have been given, and nothing else of the ConfigMap
+    installed = volcano_values(load(DEV))["custom"]["scheduler_config_override"]
+    assert patch["data"] == {"volcano-scheduler.conf": installed}
+    # Queues and HyperNodes wait for the policy instead of the chart
+    index = {e["urn"].split("::")[-1]: e for e in result.rendered.index}
+    for waits in ("topology-hypernode-leaf-a", "tenants-queue-team-a"):
+        assert any(d.endswith("::volcano-scheduler-conf") for d in index[waits]["dependsOn"]), index[waits]
+
+
+def test_volcano_installed_elsewhere_gets_the_discovery_conf_of_its_controller(render_raw: Any) -> None:
+    assert SEED["topology"]["hyperNodes"] == "discovery"
+    patches = _policy_patches(render_raw(mutate(SEED, lambda r: r.update(volcano={"install": False}))))
+    assert set(patches) == {"volcano-scheduler-configmap", "volcano-controller-configmap"}
+    conf = yaml.safe_load(patches["volcano-controller-configmap"]["data"]["volcano-controller.conf"])
+    assert conf["networkTopologyDiscovery"][0]["source"] == "label"
+
+
+def test_chart_settings_are_refused_when_volcano_is_installed_elsewhere() -> None:
+    raw = mutate(DEV, lambda r: r.update(volcano={"install": False, "replicas": {"scheduler": 2}, "protect": True}))
+    assert paths_of(raw) == ["volcano.protect", "volcano.replicas"]
+    load(mutate(DEV, lambda r: r.update(volcano={"install": False, "version": "1.15.0", "scheduler": {}})))

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2] / "volcano-session"
+APIS = SOURCE.parent / "volcano-apis"
+"""The volcano.sh/apis stand-in every Go module that builds Volcano's code shares."""
 BUILD_TIMEOUT_SECONDS = 3600
 
 
@@ -37,14 +39,14 @@ def cache_dir() -> Path:
 def source_files() -> list[Path]:
     """The files the build reads, in a fixed order."""
     found = [SOURCE / "go.mod", SOURCE / "go.sum", SOURCE / "build.sh"]
-    found += sorted(SOURCE.glob("*.go")) + sorted((SOURCE / "gate").glob("*"))
+    found += sorted(SOURCE.glob("*.go")) + sorted(APIS.glob("*"))
     return found
 
 
 def source_hash() -> str:
     digest = hashlib.sha256()
     for path in source_files():
-        digest.update(path.relative_to(SOURCE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(path.relative_to(SOURCE.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 

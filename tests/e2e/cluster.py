@@ -1,0 +1,580 @@
+"""A real Kubernetes cluster on 127.0.0.1, made of the programs `binaries.py` builds.
+
+etcd, kube-apiserver (token authentication, RBAC) and kube-controller-manager; KWOK's controller
+turning Node objects into heartbeating fake GPU nodes and bound pods into Running ones; Volcano's
+scheduler and controller-manager; the LeaderWorkerSet controller with its admission webhooks served
+on 127.0.0.1. Volcano and LWS are "installed elsewhere" for the stack under test
+(`volcano.install: false`, `lws.install: false`): their CRDs come from the project's vendored
+copies, their processes run here, and the scheduler reads the very policy the stack applied, copied
+from its ConfigMap into the file it watches, as the kubelet would.
+
+Every process writes to its own log under the cluster's folder; `stop` ends them all, and
+`last_lines` is what a failing test prints.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from config.upstream.volcano import SCHEDULER_CONFIG_MAP, VOLCANO_NAMESPACE
+
+PROJECT = Path(__file__).resolve().parents[2]
+VOLCANO_CRDS = PROJECT / "upstream" / "volcano-1.15.0" / "crd"
+LWS_CRDS = PROJECT / "upstream" / "lws-0.10.0" / "crd"
+STAGES = Path(__file__).resolve().parent / "kwok-stages.yaml"
+FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+"""KWOK manages exactly the nodes that carry this annotation."""
+ADMIN_TOKEN = "e2e-admin-token"
+"""A static token of the e2e cluster alone (loopback only, deleted with it)."""
+SERVICE_CIDR = "10.96.0.0/24"
+POD_CIDR = "10.244.0.0/16"
+"""Status values only: nothing here connects to a pod or Service address."""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """A CA, one serving certificate for 127.0.0.1 signed by it (the API server and every
+    webhook), and the service-account signing key pair."""
+
+    folder: Path
+
+    @classmethod
+    def make(cls, folder: Path) -> Certificates:
+        folder.mkdir(parents=True, exist_ok=True)
+        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+                 "-days", "2", "-subj", "/CN=volcano-platform-e2e-ca", cwd=folder)  # fmt: skip
+        (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr",
+                 "-subj", "/CN=127.0.0.1", cwd=folder)  # fmt: skip
+        _openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", "tls.crt", "-days", "2", "-extfile", "san.cnf", cwd=folder)  # fmt: skip
+        _openssl("genrsa", "-out", "sa.key", "2048", cwd=folder)
+        _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=folder)
+        return cls(folder)
+
+    def path(self, name: str) -> str:
+        return str(self.folder / name)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, body: str):
+        super().__init__(f"HTTP {status}: {body[:500]}")
+        self.status = status
+        self.body = body
+
+
+@dataclass
+class Api:
+    """The few API calls the harness makes itself (tests use kubectl, as users do)."""
+
+    server: str
+    token: str
+    ca_file: str
+
+    def __post_init__(self) -> None:
+        self._context = ssl.create_default_context(cafile=self.ca_file)
+
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        request = urllib.request.Request(self.server + path, data=data, method=method)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        if data is not None:
+            request.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(request, context=self._context, timeout=30) as response:
+                text = response.read().decode()
+        except urllib.error.HTTPError as error:
+            raise ApiError(error.code, error.read().decode(errors="replace")) from None
+        return json.loads(text) if text.startswith(("{", "[")) else text
+
+    def get(self, path: str) -> Any:
+        return self.request("GET", path)
+
+    def apply(self, obj: dict[str, Any], path: str) -> Any:
+        """Server-side apply of `obj` at `path` (its resource URL) as field manager `e2e-harness`."""
+        return self.request(
+            "PATCH",
+            f"{path}?fieldManager=e2e-harness&force=true",
+            json.dumps(obj).encode(),
+            "application/apply-patch+yaml",
+        )
+
+
+@dataclass
+class Process:
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+
+@dataclass
+class LocalCluster:
+    folder: Path
+    programs: dict[str, Path]
+    processes: list[Process] = field(default_factory=list)
+    ports: dict[str, int] = field(default_factory=dict)
+    _stop_sync: threading.Event = field(default_factory=threading.Event)
+    _sync_thread: threading.Thread | None = None
+
+    # -- paths -------------------------------------------------------------------------------
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.folder / "kubeconfig"
+
+    @property
+    def scheduler_conf(self) -> Path:
+        return self.folder / "volcano-scheduler.conf"
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports['apiserver']}"
+
+    def api(self) -> Api:
+        return Api(self.server, ADMIN_TOKEN, self.certificates.path("ca.crt"))
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self, nodes: list[dict[str, Any]]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "logs").mkdir(exist_ok=True)
+        self.certificates = Certificates.make(self.folder / "pki")
+        for name in ("etcd", "etcd-peer", "apiserver", "lws-webhook", "lws-health", "lws-metrics"):
+            self.ports[name] = free_port()
+        self._write_kubeconfig()
+        self._start_etcd()
+        self._start_apiserver()
+        self._install_crds()
+        self._start("kube-controller-manager", self._controller_manager_args())
+        self._create_nodes(nodes)
+        self._start("kwok", self._kwok_args())
+        self._start_volcano()
+        self._start_lws()
+        self.wait_for(self._nodes_ready(len(nodes)), 120, "every fake node Ready and untainted")
+
+    def stop(self) -> None:
+        self._stop_sync.set()
+        if self._sync_thread is not None:
+            self._sync_thread.join(timeout=5)
+        for process in reversed(self.processes):
+            if process.popen.poll() is None:
+                process.popen.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for process in reversed(self.processes):
+            try:
+                process.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.popen.kill()
+                process.popen.wait()
+
+    def last_lines(self, count: int = 30, names: tuple[str, ...] = ("kube-apiserver", "vc-scheduler")) -> str:
+        out = []
+        for process in self.processes:
+            if process.name in names or process.popen.poll() not in (None, 0):
+                lines = process.log.read_text(errors="replace").splitlines()[-count:]
+                out.append(f"--- {process.name} (exit {process.popen.poll()}), last {len(lines)} lines:")
+                out.extend(lines)
+        return "\n".join(out)
+
+    def wait_for(self, condition: Any, seconds: float, what: str) -> Any:
+        deadline = time.monotonic() + seconds
+        last: Exception | None = None
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                result = condition()
+            except (ApiError, OSError, subprocess.CalledProcessError) as error:
+                last, result = error, None
+            if result:
+                return result
+            time.sleep(0.5)
+        raise TimeoutError(f"waited {seconds:.0f} s for {what}" + (f" (last error: {last})" if last else ""))
+
+    def _check_alive(self) -> None:
+        for process in self.processes:
+            if process.popen.poll() is not None:
+                raise RuntimeError(f"{process.name} exited with {process.popen.returncode}:\n{self.last_lines()}")
+
+    def _start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> Process:
+        log = self.folder / "logs" / f"{name}.log"
+        handle = open(log, "wb")  # noqa: SIM115 (the process writes it until it ends)
+        popen = subprocess.Popen(
+            [str(self.programs[name]), *args],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
+        process = Process(name, popen, log)
+        self.processes.append(process)
+        return process
+
+    # -- kubectl -----------------------------------------------------------------------------
+
+    def kubectl(self, *args: str, input: str | None = None, check: bool = True) -> str:
+        result = subprocess.run(
+            [str(self.programs["kubectl"]), "--kubeconfig", str(self.kubeconfig), *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            raise subprocess.CalledProcessError(result.returncode, ["kubectl", *args], result.stdout, result.stderr)
+        return result.stdout
+
+    def get_json(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", "-o", "json", "--show-managed-fields", *args))
+
+    # -- components ---------------------------------------------------------------------------
+
+    def _write_kubeconfig(self) -> None:
+        self.kubeconfig.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [
+                        {
+                            "name": "e2e",
+                            "cluster": {
+                                "server": self.server,
+                                "certificate-authority": self.certificates.path("ca.crt"),
+                            },
+                        }
+                    ],
+                    "users": [{"name": "admin", "user": {"token": ADMIN_TOKEN}}],
+                    "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "admin"}}],
+                    "current-context": "e2e",
+                }
+            )
+        )
+        os.chmod(self.kubeconfig, 0o600)
+
+    def _start_etcd(self) -> None:
+        client = f"http://127.0.0.1:{self.ports['etcd']}"
+        peer = f"http://127.0.0.1:{self.ports['etcd-peer']}"
+        self._start(
+            "etcd",
+            [
+                "--data-dir", str(self.folder / "etcd"),
+                "--listen-client-urls", client, "--advertise-client-urls", client,
+                "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+                "--initial-cluster", f"default={peer}",
+                "--unsafe-no-fsync", "--quota-backend-bytes", str(4 << 30), "--log-level", "warn",
+            ],
+        )  # fmt: skip
+
+        def healthy() -> bool:
+            with urllib.request.urlopen(f"{client}/health", timeout=2) as response:
+                return b'"health":"true"' in response.read()
+
+        self.wait_for(healthy, 60, "etcd to be healthy")
+
+    def _start_apiserver(self) -> None:
+        tokens = self.folder / "pki" / "tokens.csv"
+        tokens.write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
+        self._start(
+            "kube-apiserver",
+            [
+                f"--etcd-servers=http://127.0.0.1:{self.ports['etcd']}",
+                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+                f"--secure-port={self.ports['apiserver']}",
+                f"--tls-cert-file={self.certificates.path('tls.crt')}",
+                f"--tls-private-key-file={self.certificates.path('tls.key')}",
+                f"--client-ca-file={self.certificates.path('ca.crt')}",
+                f"--token-auth-file={tokens}",
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                f"--service-account-key-file={self.certificates.path('sa.pub')}",
+                f"--service-account-signing-key-file={self.certificates.path('sa.key')}",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--allow-privileged=true", "--profiling=false", "--enable-priority-and-fairness=false",
+                "--endpoint-reconciler-type=none",
+            ],
+        )  # fmt: skip
+        self.wait_for(lambda: self.api().get("/readyz") == "ok", 120, "kube-apiserver to be ready")
+
+    def _install_crds(self) -> None:
+        """The vendored CRDs of the releases the stack pins. The LWS CRD names a conversion webhook
+        behind a Service; with one served version nothing is ever converted, so it goes."""
+        crds = [yaml.safe_load(p.read_text()) for p in sorted([*VOLCANO_CRDS.glob("*.yaml"), *LWS_CRDS.glob("*.yaml")])]
+        crds.extend(json.loads(json.dumps(crd)) for crd in WATCHED_ONLY_CRDS)
+        for crd in crds:
+            crd["spec"].pop("conversion", None)
+            self.api().apply(crd, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
+        names = [crd["metadata"]["name"] for crd in crds]
+
+        def established() -> bool:
+            for name in names:
+                status = (
+                    self.api().get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}").get("status", {})
+                )
+                if not any(
+                    c["type"] == "Established" and c["status"] == "True" for c in status.get("conditions") or []
+                ):
+                    return False
+            return True
+
+        self.wait_for(established, 60, "the CRDs to be established")
+
+    def _controller_manager_args(self) -> list[str]:
+        return [
+            f"--kubeconfig={self.kubeconfig}",
+            "--bind-address=127.0.0.1", "--secure-port=0", "--leader-elect=false",
+            f"--service-account-private-key-file={self.certificates.path('sa.key')}",
+            f"--root-ca-file={self.certificates.path('ca.crt')}",
+            "--use-service-account-credentials=false",
+            # Nodes KWOK stops heartbeating are tainted and their pods evicted, as on a cluster.
+            "--node-monitor-grace-period=40s",
+        ]  # fmt: skip
+
+    def _create_nodes(self, nodes: list[dict[str, Any]]) -> None:
+        """Each node as recorded (name, labels, taints, capacity), managed by KWOK; its
+        conditions are KWOK's to set."""
+        for source in nodes:
+            metadata = source["metadata"]
+            node = {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": metadata["name"],
+                    "labels": dict(metadata.get("labels") or {}),
+                    "annotations": {FAKE_NODE_ANNOTATION[0]: FAKE_NODE_ANNOTATION[1]},
+                },
+                "spec": {k: v for k, v in (source.get("spec") or {}).items() if k in ("taints", "unschedulable")},
+            }
+            self.api().request("POST", "/api/v1/nodes", node)
+            status = source.get("status") or {}
+            capacity = status.get("capacity") or status.get("allocatable") or {}
+            self.api().request(
+                "PATCH",
+                f"/api/v1/nodes/{metadata['name']}/status",
+                {"status": {"capacity": capacity, "allocatable": status.get("allocatable") or capacity}},
+                "application/merge-patch+json",
+            )
+
+    def _kwok_args(self) -> list[str]:
+        return [
+            f"--kubeconfig={self.kubeconfig}",
+            f"--config={STAGES}",
+            f"--manage-nodes-with-annotation-selector={FAKE_NODE_ANNOTATION[0]}={FAKE_NODE_ANNOTATION[1]}",
+            f"--cidr={POD_CIDR}", "--node-ip=127.0.0.1", "--server-address=127.0.0.1:0",
+        ]  # fmt: skip
+
+    def _nodes_ready(self, count: int) -> Any:
+        def ready() -> bool:
+            items = self.api().get("/api/v1/nodes")["items"]
+            fake = [n for n in items if (n["metadata"].get("annotations") or {}).get(FAKE_NODE_ANNOTATION[0])]
+            return len(fake) == count and all(
+                any(
+                    c["type"] == "Ready" and c["status"] == "True"
+                    for c in (n.get("status") or {}).get("conditions") or []
+                )
+                and not any(t["key"].startswith("node.kubernetes.io/") for t in n["spec"].get("taints", []))
+                for n in fake
+            )
+
+        return ready
+
+    def _start_volcano(self) -> None:
+        self.api().apply(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": VOLCANO_NAMESPACE}},
+            f"/api/v1/namespaces/{VOLCANO_NAMESPACE}",
+        )
+        self.scheduler_conf.write_text(DEFAULT_SCHEDULER_CONF)
+        volcano_env = {"KUBE_POD_NAMESPACE": VOLCANO_NAMESPACE}
+        self._start(
+            "vc-controller-manager",
+            [f"--kubeconfig={self.kubeconfig}", "--leader-elect=false", "--scheduler-name=volcano",
+             # The controllers of what the platform uses: PodGroups of plain pods and their
+             # phases, Queue states, HyperNodes from node labels. The others watch Volcano Job
+             # and flow kinds this cluster has no CRD for.
+             "--controllers=pg-controller,queue-controller,hyperNode-controller",
+             "--enable-healthz=false", "--enable-metrics=false", "-v=2"],
+            volcano_env,
+        )  # fmt: skip
+        self._start(
+            "vc-scheduler",
+            [f"--kubeconfig={self.kubeconfig}", f"--scheduler-conf={self.scheduler_conf}",
+             "--scheduler-name=volcano", "--leader-elect=false", "--schedule-period=500ms",
+             "--enable-healthz=false", "--enable-metrics=false", "-v=3"],
+            volcano_env,
+        )  # fmt: skip
+        self._sync_thread = threading.Thread(target=self._sync_scheduler_conf, name="scheduler-conf", daemon=True)
+        self._sync_thread.start()
+
+    def _sync_scheduler_conf(self) -> None:
+        """The kubelet's part: the scheduler's ConfigMap key, as the file the scheduler watches."""
+        name, key = SCHEDULER_CONFIG_MAP
+        while not self._stop_sync.wait(0.5):
+            try:
+                data = self.api().get(f"/api/v1/namespaces/{VOLCANO_NAMESPACE}/configmaps/{name}").get("data") or {}
+            except (ApiError, OSError):
+                continue
+            text = data.get(key)
+            if text and text != self.scheduler_conf.read_text():
+                scratch = self.scheduler_conf.with_suffix(".new")
+                scratch.write_text(text)
+                os.replace(scratch, self.scheduler_conf)
+
+    def scheduler_conf_synced(self, text: str) -> bool:
+        return self.scheduler_conf.read_text() == text
+
+    def _start_lws(self) -> None:
+        certs = self.folder / "lws-certs"
+        certs.mkdir(exist_ok=True)
+        for name in ("tls.crt", "tls.key"):
+            (certs / name).write_bytes((self.certificates.folder / name).read_bytes())
+        config = self.folder / "lws-config.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "config.lws.x-k8s.io/v1alpha1",
+                    "kind": "Configuration",
+                    "leaderElection": {"leaderElect": False},
+                    "internalCertManagement": {"enable": False},
+                    "webhook": {"host": "127.0.0.1", "port": self.ports["lws-webhook"], "certDir": str(certs)},
+                    "health": {"healthProbeBindAddress": f"127.0.0.1:{self.ports['lws-health']}"},
+                    "metrics": {"bindAddress": f"127.0.0.1:{self.ports['lws-metrics']}"},
+                }
+            )
+        )
+        self._start("lws-controller", [f"--config={config}", f"--kubeconfig={self.kubeconfig}", "--zap-log-level=2"])
+        self._apply_lws_webhooks()
+
+        def healthy() -> bool:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.ports['lws-health']}/readyz", timeout=2) as response:
+                return response.status == 200
+
+        self.wait_for(healthy, 60, "the LWS controller to be ready")
+
+    def _apply_lws_webhooks(self) -> None:
+        """LWS's admission webhooks (the paths and rules its controller serves,
+        config/webhook/manifests.yaml), called on 127.0.0.1 with the harness's CA."""
+        ca = _b64(self.certificates.folder / "ca.crt")
+        base = f"https://127.0.0.1:{self.ports['lws-webhook']}"
+        lws_rule = {
+            "apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"], "resources": ["leaderworkersets"],
+        }  # fmt: skip
+        pods = {"matchExpressions": [{"key": "leaderworkerset.sigs.k8s.io/name", "operator": "Exists"}]}
+
+        def hook(name: str, path: str, rule: dict[str, Any], selector: dict[str, Any] | None = None) -> dict[str, Any]:
+            out = {
+                "name": name,
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "clientConfig": {"url": base + path, "caBundle": ca},
+                "rules": [rule],
+            }
+            if selector:
+                out["objectSelector"] = selector
+            return out
+
+        pod_create = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
+        pod_change = {**pod_create, "operations": ["CREATE", "UPDATE"]}
+        mutating = {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "lws-mutating-webhook-configuration"},
+            "webhooks": [
+                hook("mleaderworkerset.kb.io", "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", lws_rule),
+                hook("mpod.kb.io", "/mutate--v1-pod", pod_create, pods),
+            ],
+        }
+        validating = {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "lws-validating-webhook-configuration"},
+            "webhooks": [
+                hook("vleaderworkerset.kb.io", "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset", lws_rule),
+                hook("vpod.kb.io", "/validate--v1-pod", pod_change, pods),
+            ],
+        }
+        group = "/apis/admissionregistration.k8s.io/v1"
+        self.api().apply(mutating, f"{group}/mutatingwebhookconfigurations/{mutating['metadata']['name']}")
+        self.api().apply(validating, f"{group}/validatingwebhookconfigurations/{validating['metadata']['name']}")
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def schemaless_crd(group: str, version: str, kind: str, plural: str, scope: str) -> dict[str, Any]:
+    """A CRD of one kind that accepts any object: for kinds Volcano's and LWS's processes watch
+    and the platform never writes, which the vendored CRDs (those the stack validates against)
+    do not cover."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{group}"},
+        "spec": {
+            "group": group,
+            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
+            "scope": scope,
+            "versions": [
+                {
+                    "name": version,
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
+    }
+
+
+WATCHED_ONLY_CRDS = (
+    # the Queue controller's Commands (its `QueueCommandSync` gate is on by default,
+    # pkg/features/volcano_features.go)
+    schemaless_crd("bus.volcano.sh", "v1alpha1", "Command", "commands", "Namespaced"),
+    # the scheduler cache waits for its Numatopology informer (pkg/scheduler/cache/cache.go)
+    schemaless_crd("nodeinfo.volcano.sh", "v1alpha1", "Numatopology", "numatopologies", "Cluster"),
+    # the LWS controller of v0.9.0 also runs its DisaggregatedSet controller, and exits when that
+    # kind's cache never syncs (cmd/main.go)
+    schemaless_crd("disaggregatedset.x-k8s.io", "v1", "DisaggregatedSet", "disaggregatedsets", "Namespaced"),
+)
+
+DEFAULT_SCHEDULER_CONF = """actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+"""What the scheduler runs until the stack's policy is applied: Volcano's own default
+(pkg/scheduler/util.go, defaultSchedulerConf)."""

@@ -1,0 +1,49 @@
+"""Fixtures of the end-to-end tests: the programs, a real cluster per stack, the real Pulumi.
+
+A test that fails prints the last lines of the API server's and the scheduler's logs (and of any
+process that died). Without Go these tests skip locally and fail in CI (`CI=true`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.binaries import BuildError, programs
+from tests.e2e.cluster import LocalCluster
+
+_CLUSTERS: list[LocalCluster] = []
+
+
+@pytest.fixture(scope="session")
+def real_programs() -> dict[str, Path]:
+    try:
+        return programs()
+    except BuildError as why:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"the real cluster cannot be built: {why}")
+        pytest.skip(f"the real cluster cannot be built here: {why}")
+
+
+def start_cluster(folder: Path, found: dict[str, Path], nodes: list[dict[str, Any]]) -> Iterator[LocalCluster]:
+    cluster = LocalCluster(folder, found)
+    _CLUSTERS.append(cluster)
+    try:
+        cluster.start(nodes)
+        yield cluster
+    finally:
+        cluster.stop()
+        _CLUSTERS.remove(cluster)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.failed and _CLUSTERS:
+        for cluster in _CLUSTERS:
+            report.sections.append((f"real cluster {cluster.folder.name}: last log lines", cluster.last_lines()))
+    return report

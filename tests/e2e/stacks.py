@@ -1,0 +1,54 @@
+"""The stacks the end-to-end tests apply, and the fake nodes they run on.
+
+Each is a stack of the project as committed, pointed at the e2e cluster, with Volcano and LWS
+installed elsewhere (the e2e cluster runs them as processes): `volcano.install: false`,
+`lws.install: false`.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.conftest import PROJECT_DIR, stack_raw
+
+
+def e2e_config(stack: str, kubeconfig: Path, changes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The committed stack's config (includes merged) for the e2e cluster."""
+    raw = copy.deepcopy(stack_raw(stack))
+    cluster = raw.setdefault("cluster", {})
+    cluster.pop("context", None)
+    cluster["kubeconfig"] = str(kubeconfig)
+    volcano = {k: v for k, v in (raw.get("volcano") or {}).items() if k in ("version", "scheduler")}
+    raw["volcano"] = {**volcano, "install": False}
+    raw["lws"] = {"install": False}
+    raw.pop("secrets", None)  # set encrypted under the e2e passphrase (`secret_names`)
+    for key, value in (changes or {}).items():
+        raw[key] = value
+    return raw
+
+
+def secret_names(stack: str) -> list[str]:
+    """The entries of the committed stack's `secrets`, whose values are encrypted with a key the
+    e2e stack does not have: the tests set each anew."""
+    return sorted(stack_raw(stack).get("secrets") or {})
+
+
+def dev_nodes(count: int = 4, gpus: int = 2) -> list[dict[str, Any]]:
+    """The dev stack's nodes `dev-gpu-1` .. `dev-gpu-<count>`."""
+    return [
+        {
+            "metadata": {"name": f"dev-gpu-{i}", "labels": {"kubernetes.io/hostname": f"dev-gpu-{i}"}},
+            "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}},
+        }
+        for i in range(1, count + 1)
+    ]
+
+
+def recorded_nodes(dump: str) -> list[dict[str, Any]]:
+    """The Nodes of a recorded `kubectl get -o yaml` dump in tests/fixtures/cluster/."""
+    document = yaml.safe_load((PROJECT_DIR / "tests" / "fixtures" / "cluster" / dump).read_text())
+    return [item for item in document["items"] if item.get("kind") == "Node"]

