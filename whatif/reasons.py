@@ -35,6 +35,18 @@ def _queue_attr(session: Session, queue: str) -> tuple[QueueAttr | None, str]:
     return None, ""
 
 
+def capped_capability(session: Session, queue: str, gpu: str) -> float | None:
+    """The queue's own capability in milli-GPUs where the capacity plugin lets it use less (its
+    `realCapability`: the capability within what the cluster has after the other queues'
+    guarantees, plugins/capacity/capacity.go), else None."""
+    attr, plugin = _queue_attr(session, queue)
+    if attr is None or plugin != "capacity":
+        return None
+    own = attr.capability.get(gpu)
+    real = attr.real_capability.get(gpu)
+    return own if own is not None and real is not None and real < own else None
+
+
 def queue_limit(session: Session, job: Job, gpu: str) -> tuple[float, float, float] | None:
     """(allocated, limit, need) in milli-GPUs when the queue cannot take the job's pending pods."""
     attr, plugin = _queue_attr(session, job.queue)
@@ -102,8 +114,15 @@ def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec,
                 "not admitted neither starts nor preempts"
             )
         )
+        own = capped_capability(session, job.queue, gpu)
+        capped = (
+            ""
+            if own is None
+            else f" (its capability is {gpus(own)}; the cluster's GPUs less the other queues' guarantees leave it "
+            f"{gpus(limit)})"
+        )
         return Reason(
-            f"queue `{job.queue}` is at {gpus(allocated)} of {gpus(limit)} GPUs and the pending pods need "
+            f"queue `{job.queue}` is at {gpus(allocated)} of {gpus(limit)} GPUs{capped} and the pending pods need "
             f"{gpus(need)} more{admitted}",
             f"{tenant_key}.capability",
         )

@@ -193,11 +193,14 @@ def _model_groups(
     pod_spec = template.get("spec") or {}
     request = pod_request(pod_spec)
     if size == 1:  # Volcano's controller: one PodGroup per ReplicaSet, minMember 1
-        kept = next((live[_group_of(p)] for p in keep if _group_of(p) in live), None)
+        # The running pods' PodGroup keeps the name Volcano's controller gave it
+        # (`podgroup-<ReplicaSet uid>`), which the pods name and a reviewer finds on the cluster.
+        kept_uid = next((_group_of(p) for p in keep if _group_of(p) in live), None)
+        kept = live.get(kept_uid) if kept_uid else None
         priority_class = pod_spec.get("priorityClassName")
         status = (kept or {}).get("status") or {"phase": "Pending"}
         job = Job(
-            f"{model.namespace}/podgroup-{model.name}",
+            kept_uid or f"{model.namespace}/podgroup-{model.name}",
             model.queue,
             1,
             status.get("phase", "Pending"),
@@ -296,6 +299,9 @@ def _add_model(
         job = groups[index] if len(groups) > 1 else groups[0]
         for position in range(size):
             found_pod = slots.get((index, position))
+            if found_pod is not None and _group_of(found_pod) != job.uid:
+                # a pod of an older ReplicaSet (or group) counted in this one: named so
+                found_pod = _in_group(found_pod, job.uid)
             if found_pod is None:
                 labels = {LWS_NAME_LABEL: model.name, LWS_GROUP_INDEX_LABEL: str(index)} if size > 1 else {}
                 suffix = f"{index}" if size == 1 else f"{index}-{position}"
@@ -307,6 +313,12 @@ def _add_model(
             out.tasks.append(task.uid)
             objects.pods[task.uid] = found_pod
     return order + len(groups)
+
+
+def _in_group(pod: dict[str, Any], job: str) -> dict[str, Any]:
+    metadata = pod["metadata"]
+    annotations = {**(metadata.get("annotations") or {}), GROUP_NAME_ANNOTATION: job.split("/", 1)[1]}
+    return {**pod, "metadata": {**metadata, "annotations": annotations}}
 
 
 def _admitted(pod: dict[str, Any], job: str, priorities: dict[str, int], default: int) -> dict[str, Any]:
