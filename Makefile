@@ -50,7 +50,7 @@ import-topology: $(INSTALLED)
 lint: $(INSTALLED)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	@if command -v gofmt >/dev/null; then unformatted=$$(gofmt -l volcano-session); \
+	@if command -v gofmt >/dev/null; then unformatted=$$(gofmt -l volcano-session real-cluster); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt: $$unformatted"; exit 1; fi; fi
 
 typecheck: $(INSTALLED)

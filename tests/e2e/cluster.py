@@ -25,6 +25,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,7 @@ class LocalCluster:
     ports: dict[str, int] = field(default_factory=dict)
     _stop_sync: threading.Event = field(default_factory=threading.Event)
     _sync_thread: threading.Thread | None = None
+    _api: Api | None = None
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -156,7 +158,9 @@ class LocalCluster:
         return f"https://127.0.0.1:{self.ports['apiserver']}"
 
     def api(self) -> Api:
-        return Api(self.server, ADMIN_TOKEN, self.certificates.path("ca.crt"))
+        if self._api is None:
+            self._api = Api(self.server, ADMIN_TOKEN, self.certificates.path("ca.crt"))
+        return self._api
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -352,34 +356,39 @@ class LocalCluster:
             f"--service-account-private-key-file={self.certificates.path('sa.key')}",
             f"--root-ca-file={self.certificates.path('ca.crt')}",
             "--use-service-account-credentials=false",
-            # Nodes KWOK stops heartbeating are tainted and their pods evicted, as on a cluster.
-            "--node-monitor-grace-period=40s",
+            # Nodes KWOK stops heartbeating (every 30 to 50 s) are tainted and their pods
+            # evicted, as on a cluster.
+            "--node-monitor-grace-period=120s",
         ]  # fmt: skip
 
     def _create_nodes(self, nodes: list[dict[str, Any]]) -> None:
         """Each node as recorded (name, labels, taints, capacity), managed by KWOK; its
         conditions are KWOK's to set."""
-        for source in nodes:
-            metadata = source["metadata"]
-            node = {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": metadata["name"],
-                    "labels": dict(metadata.get("labels") or {}),
-                    "annotations": {FAKE_NODE_ANNOTATION[0]: FAKE_NODE_ANNOTATION[1]},
-                },
-                "spec": {k: v for k, v in (source.get("spec") or {}).items() if k in ("taints", "unschedulable")},
-            }
-            self.api().request("POST", "/api/v1/nodes", node)
-            status = source.get("status") or {}
-            capacity = status.get("capacity") or status.get("allocatable") or {}
-            self.api().request(
-                "PATCH",
-                f"/api/v1/nodes/{metadata['name']}/status",
-                {"status": {"capacity": capacity, "allocatable": status.get("allocatable") or capacity}},
-                "application/merge-patch+json",
-            )
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(self._create_node, nodes))
+
+    def _create_node(self, source: dict[str, Any]) -> None:
+        """One node, as `_create_nodes` describes."""
+        metadata = source["metadata"]
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": metadata["name"],
+                "labels": dict(metadata.get("labels") or {}),
+                "annotations": {FAKE_NODE_ANNOTATION[0]: FAKE_NODE_ANNOTATION[1]},
+            },
+            "spec": {k: v for k, v in (source.get("spec") or {}).items() if k in ("taints", "unschedulable")},
+        }
+        self.api().request("POST", "/api/v1/nodes", node)
+        status = source.get("status") or {}
+        capacity = status.get("capacity") or status.get("allocatable") or {}
+        self.api().request(
+            "PATCH",
+            f"/api/v1/nodes/{metadata['name']}/status",
+            {"status": {"capacity": capacity, "allocatable": status.get("allocatable") or capacity}},
+            "application/merge-patch+json",
+        )
 
     def _kwok_args(self) -> list[str]:
         return [
@@ -502,7 +511,7 @@ class LocalCluster:
 
         pod_create = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
         pod_change = {**pod_create, "operations": ["CREATE", "UPDATE"]}
-        mutating = {
+        mutating: dict[str, Any] = {
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "MutatingWebhookConfiguration",
             "metadata": {"name": "lws-mutating-webhook-configuration"},
@@ -511,7 +520,7 @@ class LocalCluster:
                 hook("mpod.kb.io", "/mutate--v1-pod", pod_create, pods),
             ],
         }
-        validating = {
+        validating: dict[str, Any] = {
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "ValidatingWebhookConfiguration",
             "metadata": {"name": "lws-validating-webhook-configuration"},

@@ -59,6 +59,9 @@ class PulumiStack:
             "PULUMI_SKIP_UPDATE_CHECK": "true",
             "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
             "PULUMI_SKIP_CONFIRMATIONS": "true",
+            # The file backend rewrites the whole state after every step, quadratic in the stack's
+            # size; the final state is what the tests read.
+            "PULUMI_SKIP_CHECKPOINTS": "true",
             STACK_DIR_VARIABLE: str(self.folder),
         }
 

@@ -105,6 +105,37 @@ def test_a_preview_right_after_shows_no_change(stack: PulumiStack, applied: str)
     assert result.returncode == 0, result.output[-4000:]
 
 
+def spec_generations(cluster: LocalCluster) -> dict[str, Any]:
+    """Every object the stack could write, by uid, with the generation of its spec (status writes
+    by the controllers do not count)."""
+    kinds = (
+        "namespaces,queues.scheduling.volcano.sh,hypernodes.topology.volcano.sh,priorityclasses,deployments,services"
+    )
+    items = cluster.get_json(kinds, "-A")["items"]
+    nodes = cluster.get_json("nodes")["items"]
+    return {
+        **{o["metadata"]["uid"]: o["metadata"].get("generation") for o in items},
+        **{n["metadata"]["name"]: n["metadata"].get("labels") for n in nodes},
+    }
+
+
+def test_a_bad_config_never_reaches_the_cluster(cluster: LocalCluster, stack: PulumiStack, applied: str) -> None:
+    before = spec_generations(cluster)
+    good = e2e_config("dev", cluster.kubeconfig)
+    bad = e2e_config("dev", cluster.kubeconfig)
+    bad["tenants"]["team-a"]["queue"]["deserved"] = {"nvidia.com/gpu": 16}  # above its capability of 8
+    bad["models"]["qwen3-0-6b"]["replicas"] = 2  # a change that would otherwise be applied
+    stack.write_config(bad)
+    try:
+        result = stack.up(check=False)
+    finally:
+        stack.write_config(good)
+    assert result.returncode != 0
+    assert "tenants.team-a.queue.deserved" in result.output, result.output[-3000:]
+    assert "Traceback" not in result.output
+    assert spec_generations(cluster) == before
+
+
 def test_destroy_removes_what_the_stack_made_and_keeps_what_it_retains(
     cluster: LocalCluster, stack: PulumiStack, applied: str
 ) -> None:

@@ -1,0 +1,22 @@
+"""The stack of 1,000 KWOK nodes and 100 models (`scale.py`): `pulumi up` completes, and a preview
+right after shows no change. `bench/real_up.py` records the same run's times and the API server's
+memory in bench/results.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.scale import SIZE, run
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+
+def test_a_thousand_nodes_and_a_hundred_models_apply_and_preview_clean(
+    tmp_path: Path, real_programs: dict[str, Path]
+) -> None:
+    figures = run(tmp_path / "scale-cluster0", real_programs)
+    assert figures["preview_clean"], figures["preview_tail"]
+    assert figures["resources"] > SIZE.nodes + SIZE.models
+    assert figures["pods_running"] == figures["pods"] > SIZE.models
