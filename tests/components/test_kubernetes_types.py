@@ -4,10 +4,13 @@ classes; the engine must receive exactly what those classes would send."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -21,18 +24,28 @@ from components.kubernetes.resource import KubernetesResource, KubernetesType, c
 from config.stack_file.reader import read_stack
 from offline import engine
 from offline.engine import Registration
-from offline.render import StackRender
-from tests.conftest import PROJECT_DIR, STACKS
+from offline.render import StackRender, render_stack
+from tests.conftest import PROJECT_DIR, STACKS, stack_raw, write_stack
 
 KUBERNETES_TYPES = {t.token: t for t in vars(kubernetes_types).values() if isinstance(t, KubernetesType)}
 
 
+@functools.cache
+def _volcano_installed_elsewhere() -> StackRender:
+    """The dev stack with `volcano.install: false`: the scheduler policy as a ConfigMap patch."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_stack(Path(folder) / "Pulumi.dev.yaml", {**stack_raw("dev"), "volcano": {"install": False}})
+        return render_stack(PROJECT_DIR, "dev", path)
+
+
 def _program_registrations(committed_render: Callable[[str], StackRender]) -> dict[str, Registration]:
-    """One registration of each Kubernetes type the committed stacks register: the one with the
-    most inputs (a PriorityClass with a description, the Release that waits for jobs)."""
+    """One registration of each Kubernetes type the committed stacks (and the dev stack with
+    Volcano installed elsewhere) register: the one with the most inputs (a PriorityClass with a
+    description, the Release that waits for jobs)."""
     found: dict[str, Registration] = {}
-    for stack in STACKS:
-        for reg in committed_render(stack).run.registrations:
+    renders = [committed_render(stack) for stack in STACKS] + [_volcano_installed_elsewhere()]
+    for render in renders:
+        for reg in render.run.registrations:
             if not reg.custom or not reg.type.startswith("kubernetes:"):
                 continue  # components and the provider
             if reg.type not in found or len(reg.inputs) > len(found[reg.type].inputs):

@@ -168,7 +168,7 @@ class LocalCluster:
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "logs").mkdir(exist_ok=True)
         self.certificates = Certificates.make(self.folder / "pki")
-        for name in ("etcd", "etcd-peer", "apiserver", "lws-webhook", "lws-health", "lws-metrics"):
+        for name in ("etcd", "etcd-peer", "apiserver", "volcano-webhook", "lws-webhook", "lws-health", "lws-metrics"):
             self.ports[name] = free_port()
         self._write_kubeconfig()
         self._start_etcd()
@@ -418,6 +418,7 @@ class LocalCluster:
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": VOLCANO_NAMESPACE}},
             f"/api/v1/namespaces/{VOLCANO_NAMESPACE}",
         )
+        self._start_volcano_admission()
         self.scheduler_conf.write_text(DEFAULT_SCHEDULER_CONF)
         volcano_env = {"KUBE_POD_NAMESPACE": VOLCANO_NAMESPACE}
         self._start(
@@ -439,6 +440,80 @@ class LocalCluster:
         )  # fmt: skip
         self._sync_thread = threading.Thread(target=self._sync_scheduler_conf, name="scheduler-conf", daemon=True)
         self._sync_thread.start()
+
+    def _start_volcano_admission(self) -> None:
+        """Volcano's admission webhooks for the kinds the platform writes, as its chart enables
+        them by default (`custom.enabled_admissions`): Queues mutated and validated, PodGroups and
+        HyperNodes validated. The webhook manager only fills in the CA of configurations named
+        `volcano-admission-service-<path>` (cmd/webhook-manager/app/util.go), so the harness makes
+        them, calling 127.0.0.1."""
+        port = self.ports["volcano-webhook"]
+        base = f"https://127.0.0.1:{port}"
+        hooks = {
+            "/queues/mutate": ("Mutating", "scheduling.volcano.sh", "v1beta1", "queues", ["CREATE"]),
+            "/queues/validate": (
+                "Validating",
+                "scheduling.volcano.sh",
+                "v1beta1",
+                "queues",
+                ["CREATE", "UPDATE", "DELETE"],
+            ),
+            "/podgroups/validate": ("Validating", "scheduling.volcano.sh", "v1beta1", "podgroups", ["CREATE"]),
+            "/hypernodes/validate": (
+                "Validating",
+                "topology.volcano.sh",
+                "v1alpha1",
+                "hypernodes",
+                ["CREATE", "UPDATE"],
+            ),
+        }
+        self._start(
+            "vc-webhook-manager",
+            [
+                f"--kubeconfig={self.kubeconfig}",
+                f"--tls-cert-file={self.certificates.path('tls.crt')}",
+                f"--tls-private-key-file={self.certificates.path('tls.key')}",
+                f"--ca-cert-file={self.certificates.path('ca.crt')}",
+                "--listen-address=127.0.0.1",
+                f"--port={port}",
+                f"--webhook-url={base}",
+                f"--enabled-admission={','.join(hooks)}",
+                "--scheduler-name=volcano",
+            ],
+        )
+        ca = _b64(self.certificates.folder / "ca.crt")
+        group = "/apis/admissionregistration.k8s.io/v1"
+        for path, (kind, api_group, version, resource, operations) in hooks.items():
+            name = "volcano-admission-service" + path.replace("/", "-")
+            configuration = {
+                "apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": f"{kind}WebhookConfiguration",
+                "metadata": {"name": name},
+                "webhooks": [
+                    {
+                        "name": f"{path.strip('/').replace('/', '.')}.volcano.sh",
+                        "admissionReviewVersions": ["v1"],
+                        "sideEffects": "None",
+                        "failurePolicy": "Fail",
+                        "clientConfig": {"url": base + path, "caBundle": ca},
+                        "rules": [
+                            {
+                                "apiGroups": [api_group],
+                                "apiVersions": [version],
+                                "operations": operations,
+                                "resources": [resource],
+                            }
+                        ],
+                    }
+                ],
+            }
+            self.api().apply(configuration, f"{group}/{kind.lower()}webhookconfigurations/{name}")
+
+        def serving() -> bool:
+            with socket.create_connection(("127.0.0.1", port), timeout=2):
+                return True
+
+        self.wait_for(serving, 60, "Volcano's admission webhooks to serve")
 
     def _sync_scheduler_conf(self) -> None:
         """The kubelet's part: the scheduler's ConfigMap key, as the file the scheduler watches."""

@@ -8,6 +8,7 @@ shows nothing, the model running, a bad config refused, destroy.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,17 @@ def test_up_from_empty_creates_every_object_the_render_lists(
 def test_queues_are_opened_by_volcanos_controller(cluster: LocalCluster, applied: str) -> None:
     queue = cluster.get_json("queues.scheduling.volcano.sh", "team-a")
     assert queue["status"]["state"] == "Open"
+
+
+def test_volcanos_admission_webhooks_are_in_the_path(cluster: LocalCluster, applied: str) -> None:
+    refused = subprocess.run(
+        [str(cluster.programs["kubectl"]), "--kubeconfig", str(cluster.kubeconfig), "delete", "queue", "root"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode != 0 and "admission webhook" in refused.stderr, refused.stderr
+    assert cluster.get_json("queues.scheduling.volcano.sh", "root")["metadata"]["name"] == "root"
 
 
 def test_nodes_carry_the_topology_labels(cluster: LocalCluster, applied: str) -> None:

@@ -69,13 +69,23 @@ def test_queues_open_and_hypernodes_built_from_the_labels(cluster: LocalCluster,
             f"Queue {tenant} to be Open",
         )
 
-    def built() -> list[dict[str, Any]]:
+    def built() -> bool:
+        """Two leaf pairs of 64 nodes and the spine pair above them. Discovery runs every
+        `topology.discovery.interval` (1m) over the labels as they are while `up` labels the
+        nodes; a run that caught the labelling half done has been seen to leave one more tier-2
+        HyperNode behind, which this does not count."""
         items = cluster.get_json("hypernodes.topology.volcano.sh")["items"]
-        return items if len([h for h in items if h["spec"]["tier"] == 1]) == 2 else []
+        leaves = [h for h in items if h["spec"]["tier"] == 1 and _member_types(h) == {"Node"}]
+        spines = [h for h in items if h["spec"]["tier"] == 2 and _member_types(h) == {"HyperNode"}]
+        return sorted(len(h["spec"]["members"]) for h in leaves) == [64, 64] and [
+            len(h["spec"]["members"]) for h in spines
+        ] == [2]
 
-    hyper_nodes = cluster.wait_for(built, 180, "Volcano's controller to build the HyperNodes from the node labels")
-    tiers = sorted(h["spec"]["tier"] for h in hyper_nodes)
-    assert tiers == [1, 1, 2]
+    cluster.wait_for(built, 240, "Volcano's controller to build the HyperNodes from the node labels")
+
+
+def _member_types(hyper_node: dict[str, Any]) -> set[str]:
+    return {m["type"] for m in hyper_node["spec"]["members"]}
 
 
 def test_a_preview_right_after_shows_no_change(stack: PulumiStack, applied: str) -> None:
