@@ -16,7 +16,19 @@ from offline.manifests import Rendered
 
 def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, report: Report) -> None:
     queues_crd = state.crd("queues.scheduling.volcano.sh")
-    if queues_crd is None:
+    installs = spec.config.volcano.install
+    if queues_crd is None and not installs:
+        report.add(
+            Finding(
+                "volcano-missing",
+                "error",
+                "volcano.install",
+                "Volcano is not installed (no Queue CRD), and the stack does not install it (`volcano.install: "
+                "false`): its Queues and PodGroups would be refused",
+                "install Volcano where it is managed first, or set `volcano.install: true`",
+            )
+        )
+    elif queues_crd is None:
         report.notes.append("Volcano is not installed: the first `pulumi up` installs it")
     else:
         scheduler = next(
@@ -51,7 +63,7 @@ def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, 
             "lws",
         ),
     ):
-        if setting == "lws" and not spec.lws_install:
+        if (setting == "lws" and not spec.lws_install) or (setting == "volcano" and not installs):
             continue
         live = state.find("Namespace", namespace)
         if adopt and live is not None:

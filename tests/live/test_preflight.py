@@ -413,3 +413,12 @@ def test_an_older_volcano_is_adopted_at_its_version_first_as_advised(
     code, out, _ = _run(capsys, "--stack", "y", "--config-file", str(path), "--from", dump, "--json")
     assert code in (0, 1) and not [f for f in json.loads(out)["findings"] if f["check"] == "volcano-version"]
     assert main(["render", "--stack", "y", "--config-file", str(path), "--out", str(tmp_path / "out")]) == 0
+
+
+def test_volcano_installed_elsewhere_is_not_an_unmanaged_install_and_must_exist(render_raw: Any) -> None:
+    result = render_raw(mutate(stack_raw("aicloud-a"), lambda r: r.update(volcano={"install": False})))
+    installed = preflight(result.spec, result.rendered, read_file(FIXTURES / "aicloud-a-handbuilt.yaml"))
+    assert not [f for f in installed.findings if f.check == "install-unmanaged" and "volcano" in f.subject]
+    fresh = preflight(result.spec, result.rendered, read_file(FIXTURES / "aicloud-a-fresh.yaml"))
+    (missing,) = [f for f in fresh.findings if f.check == "volcano-missing"]
+    assert missing.severity == "error" and missing.subject == "volcano.install"
