@@ -142,6 +142,8 @@ class LocalCluster:
     _stop_sync: threading.Event = field(default_factory=threading.Event)
     _sync_thread: threading.Thread | None = None
     _api: Api | None = None
+    certificates: Certificates = field(init=False)
+    """Made by `start`."""
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -226,15 +228,15 @@ class LocalCluster:
 
     def _start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> Process:
         log = self.folder / "logs" / f"{name}.log"
-        handle = open(log, "wb")  # noqa: SIM115 (the process writes it until it ends)
-        popen = subprocess.Popen(
-            [str(self.programs[name]), *args],
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})},
-            start_new_session=True,
-        )
+        with open(log, "wb") as handle:  # the process keeps its own descriptor
+            popen = subprocess.Popen(
+                [str(self.programs[name]), *args],
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **(env or {})},
+                start_new_session=True,
+            )
         process = Process(name, popen, log)
         self.processes.append(process)
         return process
