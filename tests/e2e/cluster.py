@@ -47,6 +47,14 @@ POD_CIDR = "10.244.0.0/16"
 """Status values only: nothing here connects to a pod or Service address."""
 
 
+WHATIF_KINDS = (
+    "nodes,namespaces,pods,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
+    "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
+    "customresourcedefinitions"
+)
+"""What `volcano-platform whatif --help` tells a user to dump."""
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -258,6 +266,11 @@ class LocalCluster:
 
     def get_json(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", "-o", "json", "--show-managed-fields", *args))
+
+    def dump(self, path: Path) -> Path:
+        """The cluster as `whatif --from` reads it, written the way its help says to."""
+        path.write_text(self.kubectl("get", WHATIF_KINDS, "-A", "-o", "json", "--show-managed-fields"))
+        return path
 
     # -- components ---------------------------------------------------------------------------
 

@@ -9,8 +9,6 @@ placed, a change whose evictions the what-if names before it is applied.
 
 from __future__ import annotations
 
-import copy
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,17 +123,3 @@ def test_the_single_node_model_is_bound(cluster: LocalCluster, applied: str) -> 
         return [p for p in pods_of(cluster, "a01", "qwen8b-preemptor") if p["status"].get("phase") == "Running"]
 
     assert cluster.wait_for(running, 180, "the single-node model to run")
-
-
-def dump(cluster: LocalCluster, path: Path) -> Path:
-    kinds = (
-        "nodes,namespaces,pods,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
-        "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
-        "customresourcedefinitions"
-    )
-    path.write_text(cluster.kubectl("get", kinds, "-A", "-o", "json", "--show-managed-fields"))
-    return path
-
-
-def _unused(value: Any) -> Any:
-    return copy.deepcopy(json.loads(json.dumps(value)))

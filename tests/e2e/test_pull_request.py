@@ -82,13 +82,7 @@ def running_pods(cluster: LocalCluster) -> dict[str, dict[str, Any]]:
 
 def whatif(cluster: LocalCluster, stack: PulumiStack, candidate: Path) -> dict[str, Any]:
     """`whatif --from <dump of this cluster> --json`, as a reviewer runs it on the pull request."""
-    dump = cluster.folder / "cluster.json"
-    kinds = (
-        "nodes,namespaces,pods,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
-        "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
-        "customresourcedefinitions"
-    )
-    dump.write_text(cluster.kubectl("get", kinds, "-A", "-o", "json", "--show-managed-fields"))
+    dump = cluster.dump(cluster.folder / "cluster.json")
     command = [*TOOL, "whatif", "--stack", STACK, "--config-file", str(candidate), "--from", str(dump), "--json"]
     result = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode in (0, 1), result.stderr[-3000:]

@@ -62,12 +62,7 @@ def test_a_gang_that_cannot_fit_waits_as_the_whatif_said(cluster: LocalCluster, 
     candidate = stack.folder / "candidate.yaml"
     stack.write_config(with_wide_model(cluster.kubeconfig))
     candidate.write_text(stack.stack_file.read_text())
-    dump = cluster.folder / "cluster.json"
-    kinds = (
-        "nodes,namespaces,pods,priorityclasses,queues.scheduling.volcano.sh,podgroups.scheduling.volcano.sh,"
-        "hypernodes.topology.volcano.sh"
-    )
-    dump.write_text(cluster.kubectl("get", kinds, "-A", "-o", "json"))
+    dump = cluster.dump(cluster.folder / "cluster.json")
     command = [*TOOL, "whatif", "--stack", STACK, "--config-file", str(candidate), "--from", str(dump), "--json"]
     result = subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 1, result.stderr[-3000:]
