@@ -12,6 +12,7 @@ requests stay; the rest are new and Pending. Pods outside any PodGroup still hol
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,10 +75,32 @@ def _queue(obj: dict[str, Any], state: str, order: int) -> Queue:
     )
 
 
+def _namespaced(obj: dict[str, Any]) -> str:
+    metadata = obj["metadata"]
+    return f"{metadata.get('namespace', 'default')}/{metadata['name']}"
+
+
+_UIDS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "PodGroup": _namespaced,
+    "Queue": lambda obj: str(obj["metadata"]["name"]),
+    "Pod": lambda obj: str(obj["metadata"].get("uid") or _namespaced(obj)),
+}
+
+
+def by_creation(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """The objects of `kind` in the order Volcano falls back to when no plugin orders two of them:
+    creation time, then UID (`framework/session_plugins.go` `JobOrderFn` and `QueueOrderFn`,
+    `controllers/job/helpers/helpers.go` `CompareTask`). A job's UID is its PodGroup's
+    namespace/name and a queue's its name (`cache/event_handlers.go` `getJobID`, `NewQueueInfo`);
+    a pod's is its own."""
+    uid = _UIDS[kind]
+    return sorted(objects, key=lambda o: (str(o["metadata"].get("creationTimestamp") or ""), uid(o)))
+
+
 def _queues(state: ClusterState, rendered: Rendered) -> dict[str, Queue]:
     live = {q["metadata"]["name"]: q for q in state.queues}
     queues: dict[str, Queue] = {}
-    for order, obj in enumerate(state.queues):
+    for order, obj in enumerate(by_creation(state.queues, "Queue")):
         queues[obj["metadata"]["name"]] = _queue(obj, (obj.get("status") or {}).get("state", "Open"), order)
     for order, rendered_queue in enumerate(rendered.by_kind("Queue")):
         name = rendered_queue.name

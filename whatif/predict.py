@@ -20,7 +20,7 @@ from offline.manifests import Rendered
 from whatif import reasons
 from whatif.cluster import ModelJobs
 from whatif.scheduler.engine import ACTIONS, open_session, run_cycle
-from whatif.scheduler.model import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, Task
+from whatif.scheduler.model import ALLOCATED, BINDING, PENDING, PIPELINED, RELEASING, RUNNING, Task
 from whatif.scheduler.queues import QueuePlugin
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT, lowest_containing
@@ -68,12 +68,14 @@ class Verdict:
 
 def settle(session: Session) -> None:
     """Carry one cycle's decisions into the next: binds run, evicted pods are recreated Pending,
-    pipelined pods wait again."""
+    pipelined pods wait again, and so do pods allocated in a statement that was kept but never
+    committed (a job only pipelined: `allocate.go` neither commits nor discards it, and the
+    session closes without binding them)."""
     for job in session.jobs.values():
         for task in job.tasks:
             if task.status == BINDING:
                 session.set_status(task, RUNNING)
-            elif (task.status == RELEASING and task.uid in session.evicted_by) or task.status == PIPELINED:
+            elif (task.status == RELEASING and task.uid in session.evicted_by) or task.status in (PIPELINED, ALLOCATED):
                 session.set_status(task, PENDING)
         if job.phase in ("Pending", "Inqueue", "") and job.count(RUNNING) >= job.min_member > 0:
             job.phase = "Running"

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from config.upstream.volcano import GROUP_NAME_ANNOTATION
 from live.cluster_state import ClusterState
-from whatif.cluster import _nodes, _priority_classes, _queue, _task, dump_hypernodes, pod_group_job, pod_request
+from whatif.cluster import (
+    _nodes,
+    _priority_classes,
+    _queue,
+    _task,
+    by_creation,
+    dump_hypernodes,
+    pod_group_job,
+    pod_request,
+)
 from whatif.scheduler.model import Job, Queue
 from whatif.scheduler.resources import add
 from whatif.scheduler.session import Session
@@ -18,14 +27,14 @@ FINISHED = ("Succeeded", "Failed")
 def snapshot_session(state: ClusterState) -> Session:
     priorities, default = _priority_classes(state)
     queues: dict[str, Queue] = {}
-    for order, obj in enumerate(state.queues):
+    for order, obj in enumerate(by_creation(state.queues, "Queue")):
         queues[obj["metadata"]["name"]] = _queue(obj, (obj.get("status") or {}).get("state", "Open"), order)
     nodes = _nodes(state)
     jobs: dict[str, Job] = {}
-    for order, obj in enumerate(state.pod_groups):
+    for order, obj in enumerate(by_creation(state.pod_groups, "PodGroup")):
         job = pod_group_job(obj, priorities, default, order)
         jobs[job.uid] = job
-    for order, pod in enumerate(state.pods):
+    for order, pod in enumerate(by_creation(state.pods, "Pod")):
         metadata, spec = pod["metadata"], pod.get("spec") or {}
         if (pod.get("status") or {}).get("phase") in FINISHED:
             continue

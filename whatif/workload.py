@@ -23,6 +23,7 @@ from whatif.cluster import (
     _queue,
     _queues,
     _task,
+    by_creation,
     pod_group_job,
     pod_request,
 )
@@ -114,7 +115,7 @@ def build_world(
         queues[patch.name] = _queue(merged, queues[patch.name].state if patch.name in queues else "Open", 0)
     nodes = _nodes(state)
     jobs: dict[str, Job] = {}
-    for order, obj in enumerate(state.pod_groups):
+    for order, obj in enumerate(by_creation(state.pod_groups, "PodGroup")):
         job = pod_group_job(obj, priorities, default, order)
         jobs[job.uid] = job
         objects.pod_groups[job.uid] = obj
@@ -123,7 +124,7 @@ def build_world(
     if only is not None:
         jobs = {}
     removed_groups: set[str] = set()
-    for order, pod in enumerate(state.pods):
+    for order, pod in enumerate(by_creation(state.pods, "Pod")):
         metadata = pod["metadata"]
         if (pod.get("status") or {}).get("phase") in FINISHED:
             continue

@@ -14,13 +14,11 @@ from collections.abc import Iterable
 from itertools import chain
 
 from whatif.scheduler.gradients import fullness, may_hold_a_pod, members, sub_domains
-from whatif.scheduler.model import PENDING, Job, Node, Queue, Task
+from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, Job, Node, Queue, Task
 from whatif.scheduler.resources import Resources, fits, total
 from whatif.scheduler.session import Session, Statement, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
-from whatif.scheduler.topology import (
-    ROOT,
-)
+from whatif.scheduler.topology import ROOT, lowest_containing
 
 
 def queue_loop(session: Session, jobs_by_queue: dict[str, list[Job]]) -> list[tuple[Queue, list[Job]]]:
@@ -112,7 +110,8 @@ def node_verdict(session: Session, task: Task, node: Node) -> tuple[bool, float]
 def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node | None:
     """`PredicateNodes` then `prioritizeNodes`: among the nodes that fit the task (future idle
     resources) and pass the predicates, those with idle room before those that only free up, then
-    the highest score. `nodes` None is the whole cluster.
+    the highest score (each node's own scores, cached per class, and the batch scores of that set
+    of candidates).
 
     Nodes the scheduler cannot tell apart (`Node.class_key`) are decided once per class. Upstream
     stops searching once it has found `CalculateNumOfFeasibleNodesToFind` feasible nodes (5% of a
@@ -122,6 +121,7 @@ def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node 
     feasible nodes, or `CLASSES_PER_SEARCH` classes and a feasible one, and takes the first node of
     the best class.
     """
+    fw = session.fw
     by_class: dict[tuple[int, int], dict[str, Node]]
     keys: Iterable[tuple[int, int]]
     if nodes is None:
@@ -135,31 +135,34 @@ def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node 
     else:
         wanted = len(nodes)
         by_class = {}
-        for node in nodes:
-            by_class.setdefault(node.class_key, {})[node.name] = node
+        one_by_one = fw.couples_nodes(task)
+        for index, node in enumerate(nodes):
+            by_class.setdefault((index, 0) if one_by_one else node.class_key, {})[node.name] = node
         keys = list(by_class)
         limit = len(by_class) + 1
     verdicts, shape = session.verdicts, task.shape
-    best: tuple[bool, float, str] | None = None
-    chosen: Node | None = None
+    idle: list[tuple[float, Node]] = []
+    freeing: list[tuple[float, Node]] = []
     for visited, key in enumerate(keys):
-        if visited >= limit and chosen is not None:
+        if visited >= limit and (idle or freeing):
             break
         group = by_class[key]
-        cached = (key, shape)
-        verdict = verdicts[cached] if cached in verdicts else node_verdict(session, task, next(iter(group.values())))
+        first = next(iter(group.values()))
+        cached = (first.class_key, shape)
+        verdict = verdicts[cached] if cached in verdicts else node_verdict(session, task, first)
         if verdict is None:
             continue
-        name = next(iter(group))
-        rank = (*verdict, name)
-        if best is None or rank[:2] > best[:2] or (rank[:2] == best[:2] and name < best[2]):
-            best, chosen = rank, group[name]
+        (idle if verdict[0] else freeing).append((verdict[1], first))
         wanted -= len(group)
         if wanted <= 0:
             break
-    if chosen is None and nodes is None:
-        session.unplaceable[task.shape] = session.moves
-    return chosen
+    candidates = idle or freeing
+    if not candidates:
+        if nodes is None:
+            session.unplaceable[task.shape] = session.moves
+        return None
+    batch = fw.batch_node_scores(task, [node for _, node in candidates]) if len(candidates) > 1 else {}
+    return min(candidates, key=lambda c: (-(c[0] + batch.get(c[1].name, 0.0)), c[1].name))[1]
 
 
 def _stop_after_failure(job: Job, sub: SubJob | None) -> bool:
@@ -176,14 +179,22 @@ def place_tasks(
     whole cluster."""
     fw = session.fw
     queue = session.queues[job.queue]
+    topology = fw.plugin("network-topology-aware") if sub is not None and sub.topology is not None else None
+    spanned = _spanned(session, sub) if topology is not None and sub is not None else ""
     for task in sort_by(tasks, fw.task_order):
         if task.status != PENDING:
             continue
         if not fw.allocatable(queue, task):
             session.unschedulable[job.uid] = "queue"
             continue
+        if topology is not None:
+            # set once a node passes the predicates (`allocateResourcesForTasks`), cleared when
+            # the statement holding the task is discarded
+            before, task.job_allocated_hypernode = task.job_allocated_hypernode, spanned
         node = choose_node(session, task, nodes)
         if node is None:
+            if topology is not None:
+                task.job_allocated_hypernode = before
             session.unschedulable[job.uid] = "nodes"
             if _stop_after_failure(job, sub):
                 break
@@ -192,8 +203,18 @@ def place_tasks(
             stmt.allocate(task, node.name)
         else:
             stmt.pipeline(task, node.name)
+        if topology is not None:
+            spanned = topology.spans(spanned, node.name)  # type: ignore[attr-defined]
         if sub.is_ready() if sub is not None and sub.policy is not None else fw.job_ready(job):
             break
+
+
+def _spanned(session: Session, sub: SubJob) -> str:
+    """`SubJobInfo.AllocatedHyperNode` (`recoverAllocatedHyperNode`): the lowest HyperNode holding
+    every node its allocated pods are on; empty when none is."""
+    placed = {t.node for t in sub.tasks if t.status in ALLOCATED_STATUSES and t.node}
+    lowest = lowest_containing(placed, session.hypernodes) if placed else None
+    return lowest.name if lowest is not None else ""
 
 
 def _worksheet(session: Session, job: Job) -> list[SubJob]:

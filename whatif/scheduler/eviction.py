@@ -53,12 +53,19 @@ def _evict_on_node(session: Session, task: Task, node: Node, victims: list[Task]
     return True
 
 
-def _nodes_for(session: Session, task: Task) -> list[Node]:
+def _predicate_nodes(session: Session, task: Task) -> list[Node]:
     """`PredicateForPreemptAction`: only reasons eviction cannot resolve rule a node out (a full
-    pod count can be resolved by evicting)."""
+    pod count can be resolved by evicting). In the session's node order, which is how reclaim
+    tries them (`reclaimForTask` walks `PredicateNodes`' result unscored)."""
     fw = session.fw
-    nodes = [n for n in session.nodes.values() if (fw.predicate(task, n) or TOO_MANY_PODS) == TOO_MANY_PODS]
-    return sorted(nodes, key=lambda n: (-fw.node_score(task, n), n.name))
+    return [n for n in session.nodes.values() if (fw.predicate(task, n) or TOO_MANY_PODS) == TOO_MANY_PODS]
+
+
+def _nodes_for(session: Session, task: Task) -> list[Node]:
+    """The nodes preempt tries, best score first (`normalPreempt`: `PrioritizeNodes`, `SortNodes`)."""
+    nodes = _predicate_nodes(session, task)
+    scores = session.fw.node_scores(task, nodes)
+    return sorted(nodes, key=lambda n: (-scores[n.name], n.name))
 
 
 def _preempt_task(session: Session, task: Task, stmt: Statement, victim_filter: Filter) -> bool:
@@ -153,7 +160,7 @@ def reclaim(session: Session) -> None:
                 break
             if task.preemption_never or not fw.preemptive(queue, [task]):
                 continue
-            for node in _nodes_for(session, task):
+            for node in _predicate_nodes(session, task):
                 reclaimees = [
                     t
                     for t in node.tasks.values()

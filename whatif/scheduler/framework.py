@@ -160,6 +160,23 @@ class Framework:
     def node_score(self, task: Task, node: Node) -> float:
         return sum(float(fn(task, node)) for fn in self._each("node_score", "enableNodeOrder"))
 
+    def batch_node_scores(self, task: Task, nodes: list[Node]) -> dict[str, float]:
+        """`BatchNodeOrderFn`: scores a plugin gives a set of candidate nodes at once."""
+        out: dict[str, float] = {}
+        for fn in self._each("batch_node_scores", "enableNodeOrder"):
+            for name, score in fn(task, nodes).items():
+                out[name] = out.get(name, 0.0) + score
+        return out
+
+    def couples_nodes(self, task: Task) -> bool:
+        """Whether a batch score of one node depends on the other candidates."""
+        return any(fn(task) for fn in self._each("couples_nodes", "enableNodeOrder"))
+
+    def node_scores(self, task: Task, nodes: list[Node]) -> dict[str, float]:
+        """`PrioritizeNodes`: each node's own scores and the batch scores, summed."""
+        batch = self.batch_node_scores(task, nodes)
+        return {n.name: self.node_score(task, n) + batch.get(n.name, 0.0) for n in nodes}
+
     def hypernode_gradients(self, job: Job, purpose: str) -> list[list[str]] | None:
         """`HyperNodeGradientForJobFn`: the first plugin that registers one decides; None means
         the whole cluster (`[[root]]`)."""

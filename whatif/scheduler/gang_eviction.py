@@ -9,12 +9,13 @@ nomination plan places the job's pending pods (`BuildNominationPlanInDomain`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from functools import cmp_to_key
 
 from whatif.scheduler.actions import best_queue, pop_best
 from whatif.scheduler.eviction import preemptors
 from whatif.scheduler.model import PREEMPTABLE_STATUSES, RUNNING, Job, Task
 from whatif.scheduler.nomination import FirstPlaces, eviction_worksheet, nominate
-from whatif.scheduler.resources import INFINITE, Resources, add, fits, plus, total
+from whatif.scheduler.resources import EPSILON, INFINITE, Resources, add, fits, plus, total
 from whatif.scheduler.session import Session, Statement
 from whatif.scheduler.subgroups import subjobs
 from whatif.scheduler.topology import ROOT
@@ -129,24 +130,61 @@ def _takeable(victim: Job, kind: str) -> list[Task]:
     return [t for t in victim.tasks if t.status in statuses and t.preemptable]
 
 
-def _bundles_of_cluster(session: Session, kind: str, job: Job) -> Iterator[Bundle]:
-    """`CreateJobBundles` over the whole cluster, in selection order and only as far as asked:
-    safe bundles, then whole ones, each by victim priority. A full gang (no surplus) has no safe
-    bundle, so the first pass needs its pods only when it has one; a whole bundle read after the
-    victim's safe bundle was evicted is the same pods, since the surplus fell by what left."""
-    victims = list(_cluster_victims(session, kind, job))
+def _bundles_of_cluster(session: Session, kind: str, job: Job) -> list[Bundle]:
+    """`CreateJobBundles` for every pod of the cluster the action may take (the virtual root's
+    nodes are all of them), per victim job."""
+    local: dict[str, list[Task]] = {}
+    for victim in _cluster_victims(session, kind, job):
+        tasks = _takeable(victim, kind)
+        if tasks:
+            local[victim.uid] = tasks
+    return _bundles(session, local)
 
-    def pods(victim: Job) -> list[Task]:
-        return sorted(_takeable(victim, kind), key=lambda t: (t.priority, t.uid))
 
-    for victim in victims:
-        surplus = victim.ready_num - victim.min_member
-        if surplus and (tasks := pods(victim)):
-            yield (True, victim, tasks if surplus < 0 else tasks[:surplus])
-    for victim in victims:
-        surplus = victim.ready_num - victim.min_member
-        if surplus >= 0 and (tasks := pods(victim)[surplus:]):
-            yield (False, victim, tasks)
+def _roi(bundle: Bundle, need: Resources) -> float:
+    """`bundleROI`: how much of the need the bundle's pods cover (each resource capped at the
+    need) over how much of it the whole victim job holds; a safe bundle costs its job nothing."""
+    safe, victim, tasks = bundle
+    if safe:
+        return INFINITE
+    names = [n for n, amount in need.items() if amount >= EPSILON]
+    local = total(t.resreq for t in tasks)
+    whole = total(t.resreq for t in victim.tasks)
+    cover = sum(min(local.get(n, 0.0), need[n]) / need[n] for n in names)
+    cost = sum(whole.get(n, 0.0) / need[n] for n in names)
+    return cover / cost if cost else INFINITE
+
+
+def _ordered(session: Session, kind: str, job: Job, bundles: list[Bundle], need: Resources) -> list[Bundle]:
+    """`SortBundlesForPreempt` / `SortBundlesForReclaim`: safe bundles first; then the victim
+    jobs in reverse scheduling order (gangpreempt) or their queues in victim queue order
+    (gangreclaim); then the best cover of the need for the least of the victim's gang; then by
+    job and first pod."""
+    fw = session.fw
+    preemptor_queue = session.queues[job.queue]
+
+    def victim_first(left: Job, right: Job) -> bool:
+        if kind == "gangpreempt":
+            return not fw.job_order(left, right)
+        return fw.victim_queue_order(session.queues[left.queue], session.queues[right.queue], preemptor_queue)
+
+    def compare(left: Bundle, right: Bundle) -> int:
+        if left[0] != right[0]:
+            return -1 if left[0] else 1
+        lj, rj = left[1], right[1]
+        differ = lj.uid != rj.uid if kind == "gangpreempt" else lj.queue != rj.queue
+        if differ:
+            first, second = victim_first(lj, rj), victim_first(rj, lj)
+            if first != second:
+                return -1 if first else 1
+        lr, rr = _roi(left, need), _roi(right, need)
+        if lr != rr:
+            return -1 if lr > rr else 1
+        lkey = (lj.uid, left[2][0].uid if left[2] else "", len(left[2]))
+        rkey = (rj.uid, right[2][0].uid if right[2] else "", len(right[2]))
+        return -1 if lkey < rkey else (1 if lkey > rkey else 0)
+
+    return sorted(bundles, key=cmp_to_key(compare))
 
 
 def _every_candidate(session: Session, kind: str, job: Job, domain: str) -> Iterator[Task]:
@@ -196,13 +234,13 @@ def _evict_in_domain(
     pods again), which leaves the nodes as evicting the whole selection at once would. A domain
     where not even every candidate would make that room is not searched."""
     fw = session.fw
+    need = total(t.resreq for t in pending)
     if domain == ROOT:
-        selection = _Selection(_bundles_of_cluster(session, kind, job))
+        bundles = _bundles_of_cluster(session, kind, job)
     else:
         bundles = _bundles(session, _candidates(session, kind, job, domain))
-        selection = _Selection(sorted(bundles, key=lambda b: (not b[0], b[1].priority, b[1].uid)))
+    selection = _Selection(_ordered(session, kind, job, bundles, need))
     totals = session.hypernode_totals[domain]
-    need = total(t.resreq for t in pending)
     worksheet = eviction_worksheet(session, job)
     if not worksheet:
         return False

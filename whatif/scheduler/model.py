@@ -54,6 +54,9 @@ class Task:
     """Protected by conformance: a system-critical priority class or `kube-system`."""
     order: int = 0
     """Creation order (the fallback of every ordering)."""
+    job_allocated_hypernode: str = ""
+    """`TaskInfo.JobAllocatedHyperNode`: the HyperNode its topology-bound sub-group spans as the
+    allocate action tries the task (the network-topology-aware node score reads it)."""
 
     @property
     def name(self) -> str:
@@ -289,15 +292,23 @@ class Node:
         self.tell_apart_by(None)
         self.refresh()
 
-    def tell_apart_by(self, label_keys: set[str] | None) -> None:
-        """Key the node's class on the labels named in `label_keys` (all when None). The
-        predicates read a node's labels only through pods' node selectors, so labels no pod
-        selects on, such as every node's own `kubernetes.io/hostname`, need not split classes."""
+    def tell_apart_by(self, label_keys: set[str] | None, domain: tuple[str, ...] = ()) -> None:
+        """Key the node's class on the labels named in `label_keys` (all when None) and on the
+        HyperNodes that hold it (`domain`). The predicates read a node's labels only through pods'
+        node selectors, so labels no pod selects on, such as every node's own
+        `kubernetes.io/hostname`, need not split classes; the network-topology-aware node score
+        reads the node's HyperNodes, so nodes in different ones must not share a class."""
         labels = (
             self.labels.items() if label_keys is None else ((k, v) for k, v in self.labels.items() if k in label_keys)
         )
         self.static_key = hash(
-            (tuple(sorted(labels)), repr(self.taints), self.unschedulable, tuple(sorted(self.allocatable.items())))
+            (
+                tuple(sorted(labels)),
+                repr(self.taints),
+                self.unschedulable,
+                tuple(sorted(self.allocatable.items())),
+                domain,
+            )
         )
 
     def refresh(self) -> None:

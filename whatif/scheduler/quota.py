@@ -88,10 +88,17 @@ def greater_on_relevant(r: Mapping[str, float], rr: Mapping[str, float], req: Ma
 
 
 def exceeded_part(left: Mapping[str, float], right: Mapping[str, float]) -> Resources:
-    """`ExceededPart`: max(0, left - right) per dimension."""
+    """`ExceededPart` (`Resource.Diff`'s increase): max(0, left - right) for cpu and memory; a
+    scalar only where left exceeds right. A scalar used up is absent, not 0, and an absent scalar
+    limits nothing where `MinDimensionResource(…, Infinity)` reads it: a queue's real capability
+    of a GPU that the guarantees take whole does not cap its deserved."""
     out = resource({})
     for name in set(left) | set(right):
-        out[name] = max(0.0, left.get(name, 0.0) - right.get(name, 0.0))
+        excess = left.get(name, 0.0) - right.get(name, 0.0)
+        if name in BASE:
+            out[name] = max(0.0, excess)
+        elif excess > 0:
+            out[name] = excess
     return out
 
 

@@ -72,8 +72,13 @@ class Session:
 
     def __post_init__(self) -> None:
         selected = {key for job in self.jobs.values() for task in job.tasks for key in task.node_selector}
+        domains: dict[str, list[str]] = {}
+        for hypernode in sorted(self.hypernodes.values(), key=lambda h: h.name):
+            if hypernode.name != ROOT:
+                for name in hypernode.nodes:
+                    domains.setdefault(name, []).append(hypernode.name)
         for node in self.nodes.values():
-            node.tell_apart_by(selected)
+            node.tell_apart_by(selected, tuple(domains.get(node.name, ())))
         for job in self.jobs.values():  # classes end up ordered by their nodes' latest change
             for task in job.tasks:
                 if task.node and task.status in ON_NODE | {PIPELINED}:
@@ -348,6 +353,7 @@ class Statement:
                 fw.on_allocate(op.task)
             else:
                 fw.on_deallocate(op.task)
+                op.task.job_allocated_hypernode = ""  # `unallocate` and `unPipeline` clear it
             self.session.set_status(op.task, op.previous_status, op.previous_node)
             if op.previous_status == PENDING:
                 op.task.node = ""
