@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 
@@ -36,7 +35,7 @@ func run(c Case) Answer {
 	cycles := min(max(c.Cycles, 1), maxCycles)
 	seen := map[string]int{}
 	for i := 0; i < max(c.Repeat, 1); i++ {
-		outcome, err := settleRun(world.clone(), policy, cycles, i == 0)
+		outcome, err := settle(world.clone(), policy, cycles)
 		if err != nil {
 			answer.Error = err.Error()
 			return answer
@@ -52,19 +51,6 @@ func run(c Case) Answer {
 	}
 	answer.Random = len(answer.Outcomes) > 1
 	return answer
-}
-
-// settleRun is settle, the first run of a case on one CPU. PredicateNodes checks nodes with
-// parallel workers and keeps them in the order they finish, which reclaim walks unscored
-// (pkg/scheduler/util/predicate_helper.go, actions/reclaim/reclaim.go): on one CPU, as in a
-// scheduler pod limited to one (Go sizes GOMAXPROCS by the container's CPU limit), one worker
-// checks them in the session's node order, which is one outcome of that race the others only
-// reach by chance.
-func settleRun(w *World, policy Policy, cycles int, oneCPU bool) (Outcome, error) {
-	if oneCPU {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	}
-	return settle(w, policy, cycles)
 }
 
 // parsePolicy reads a scheduler configuration. With defaults it is scheduler.UnmarshalSchedulerConf,

@@ -213,7 +213,28 @@ class LocalCluster:
                 lines = process.log.read_text(errors="replace").splitlines()[-count:]
                 out.append(f"--- {process.name} (exit {process.popen.poll()}), last {len(lines)} lines:")
                 out.extend(lines)
+        out.extend(self._topology_report(count))
         return "\n".join(out)
+
+    def _topology_report(self, count: int) -> list[str]:
+        """The HyperNodes as the API server has them and what Volcano's processes logged about
+        them: the scheduler stops placing jobs with a topology while its HyperNode cache is not
+        ready (`HyperNodesReadyToSchedule: false`)."""
+        out = ["--- HyperNodes:"]
+        try:
+            for item in self.get_json("hypernodes.topology.volcano.sh")["items"]:
+                spec = item["spec"]
+                members = [m["selector"].get("exactMatch", {}).get("name", "?") for m in spec.get("members", [])]
+                out.append(f"{item['metadata']['name']} tier {spec.get('tier')}: {len(members)} {members[:4]}")
+        except (ApiError, OSError, subprocess.CalledProcessError, KeyError) as error:
+            out.append(f"(not listed: {error})")
+        for process in self.processes:
+            if process.name in ("vc-scheduler", "vc-controller-manager"):
+                lines = process.log.read_text(errors="replace").splitlines()
+                about = [line for line in lines if "hypernode" in line.lower() and ("rror" in line or "parent" in line)]
+                out.append(f"--- {process.name}, its last {min(count, len(about))} HyperNode errors:")
+                out.extend(about[-count:])
+        return out
 
     def wait_for(self, condition: Any, seconds: float, what: str) -> Any:
         deadline = time.monotonic() + seconds

@@ -18,7 +18,7 @@ from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, Job, Node, Queue
 from whatif.scheduler.resources import Resources, fits, total
 from whatif.scheduler.session import Session, Statement, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
-from whatif.scheduler.topology import ROOT, lowest_containing
+from whatif.scheduler.topology import ROOT, NetworkTopologyPlugin, lowest_containing
 
 
 def queue_loop(session: Session, jobs_by_queue: dict[str, list[Job]]) -> list[tuple[Queue, list[Job]]]:
@@ -179,7 +179,8 @@ def place_tasks(
     whole cluster."""
     fw = session.fw
     queue = session.queues[job.queue]
-    topology = fw.plugin("network-topology-aware") if sub is not None and sub.topology is not None else None
+    plugin = fw.plugin("network-topology-aware") if sub is not None and sub.topology is not None else None
+    topology = plugin if isinstance(plugin, NetworkTopologyPlugin) else None
     spanned = _spanned(session, sub) if topology is not None and sub is not None else ""
     for task in sort_by(tasks, fw.task_order):
         if task.status != PENDING:
@@ -204,7 +205,7 @@ def place_tasks(
         else:
             stmt.pipeline(task, node.name)
         if topology is not None:
-            spanned = topology.spans(spanned, node.name)  # type: ignore[attr-defined]
+            spanned = topology.spans(spanned, node.name)
         if sub.is_ready() if sub is not None and sub.policy is not None else fw.job_ready(job):
             break
 

@@ -9,14 +9,13 @@ nomination plan places the job's pending pods (`BuildNominationPlanInDomain`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from functools import cmp_to_key
 
 from whatif.scheduler.actions import best_queue, pop_best
 from whatif.scheduler.eviction import preemptors
 from whatif.scheduler.model import PREEMPTABLE_STATUSES, RUNNING, Job, Task
 from whatif.scheduler.nomination import FirstPlaces, eviction_worksheet, nominate
 from whatif.scheduler.resources import EPSILON, INFINITE, Resources, add, fits, plus, total
-from whatif.scheduler.session import Session, Statement
+from whatif.scheduler.session import Session, Statement, sort_by
 from whatif.scheduler.subgroups import subjobs
 from whatif.scheduler.topology import ROOT
 
@@ -159,32 +158,32 @@ def _ordered(session: Session, kind: str, job: Job, bundles: list[Bundle], need:
     """`SortBundlesForPreempt` / `SortBundlesForReclaim`: safe bundles first; then the victim
     jobs in reverse scheduling order (gangpreempt) or their queues in victim queue order
     (gangreclaim); then the best cover of the need for the least of the victim's gang; then by
-    job and first pod."""
+    job and first pod. The victims' order is ranked once, their cover once per bundle."""
+    rank = _victim_rank(session, kind, job, {b[1].uid: b[1] for b in bundles})
+
+    def key(bundle: Bundle) -> tuple[bool, int, float, str, str, int]:
+        safe, victim, tasks = bundle
+        return (not safe, rank[victim.uid], -_roi(bundle, need), victim.uid, tasks[0].uid if tasks else "", len(tasks))
+
+    return sorted(bundles, key=key)
+
+
+def _victim_rank(session: Session, kind: str, job: Job, victims: dict[str, Job]) -> dict[str, int]:
+    """Each victim job's place in the order the sort compares them by: gangpreempt reverses the
+    scheduling order of jobs, gangreclaim puts their queues in victim queue order for the job's
+    queue (`VictimQueueOrderFn`, which falls back to the reverse of queue order). Both orders
+    are total, as their fallbacks are."""
     fw = session.fw
+    if kind == "gangpreempt":
+        by_job = sort_by(list(victims.values()), lambda left, right: not fw.job_order(left, right))
+        return {victim.uid: index for index, victim in enumerate(by_job)}
     preemptor_queue = session.queues[job.queue]
-
-    def victim_first(left: Job, right: Job) -> bool:
-        if kind == "gangpreempt":
-            return not fw.job_order(left, right)
-        return fw.victim_queue_order(session.queues[left.queue], session.queues[right.queue], preemptor_queue)
-
-    def compare(left: Bundle, right: Bundle) -> int:
-        if left[0] != right[0]:
-            return -1 if left[0] else 1
-        lj, rj = left[1], right[1]
-        differ = lj.uid != rj.uid if kind == "gangpreempt" else lj.queue != rj.queue
-        if differ:
-            first, second = victim_first(lj, rj), victim_first(rj, lj)
-            if first != second:
-                return -1 if first else 1
-        lr, rr = _roi(left, need), _roi(right, need)
-        if lr != rr:
-            return -1 if lr > rr else 1
-        lkey = (lj.uid, left[2][0].uid if left[2] else "", len(left[2]))
-        rkey = (rj.uid, right[2][0].uid if right[2] else "", len(right[2]))
-        return -1 if lkey < rkey else (1 if lkey > rkey else 0)
-
-    return sorted(bundles, key=cmp_to_key(compare))
+    queues = sort_by(
+        [session.queues[name] for name in sorted({v.queue for v in victims.values()})],
+        lambda left, right: fw.victim_queue_order(left, right, preemptor_queue),
+    )
+    place = {queue.name: index for index, queue in enumerate(queues)}
+    return {uid: place[victim.queue] for uid, victim in victims.items()}
 
 
 def _every_candidate(session: Session, kind: str, job: Job, domain: str) -> Iterator[Task]:
