@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
 import signal
 import socket
 import ssl
@@ -55,10 +56,35 @@ WHATIF_KINDS = (
 """What `volcano-platform whatif --help` tells a user to dump."""
 
 
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_start() -> int:
+    """The lowest port the kernel gives outgoing connections (Linux: 32768 unless configured)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port free now, below the kernel's ephemeral range and not handed out before by
+    this process. A port the kernel picks (binding port 0) is in that range, where any outgoing
+    connection, such as the API server's to etcd, can take it as its local port before the
+    process given it binds it: LWS's metrics server once failed with "address already in use"."""
+    top = _ephemeral_start()
+    for _ in range(1000):
+        port = random.randrange(10000, top)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port between 10000 and {top}")
 
 
 def _openssl(*args: str, cwd: Path) -> None:
