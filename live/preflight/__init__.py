@@ -5,7 +5,8 @@ Compares a stack's render with a `ClusterState` (read-only): configured nodes th
 offer, labels the patches would change, taints that keep a model off every node, objects that
 exist already without the stack managing them (`pulumi up` would fail with AlreadyExists, or an
 adoption whose fields do not match), the Volcano and LWS installs, and queues or PodGroups that
-are full or stuck now. Every finding says what to do.
+are full or stuck now, and HyperNodes Volcano's scheduler cannot build a topology from. Every
+finding says what to do.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from live.preflight.capacity import check_capacity
+from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.installs import check_installs, check_prerequisites
 from live.preflight.nodes import check_nodes, check_taints, tolerates
 from live.preflight.objects import check_existing_objects
@@ -30,4 +32,5 @@ def preflight(spec: PlatformSpec, rendered: Rendered, state: ClusterState) -> Re
     check_installs(spec, rendered, state, report)
     check_prerequisites(spec, rendered, state, report)
     check_capacity(spec, state, report)
+    check_hypernode_parents(state, report)
     return report

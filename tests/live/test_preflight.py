@@ -422,3 +422,44 @@ def test_volcano_installed_elsewhere_is_not_an_unmanaged_install_and_must_exist(
     fresh = preflight(result.spec, result.rendered, read_file(FIXTURES / "aicloud-a-fresh.yaml"))
     (missing,) = [f for f in fresh.findings if f.check == "volcano-missing"]
     assert missing.severity == "error" and missing.subject == "volcano.install"
+
+
+def _hyper_node(name: str, tier: int, members: list[str], kind: str, discovered: bool = True) -> dict[str, Any]:
+    labels = {"volcano.sh/network-topology-source": "label"} if discovered else {}
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"tier": tier, "members": [{"type": kind, "selector": {"exactMatch": {"name": m}}} for m in members]},
+    }
+
+
+def test_a_hypernode_with_two_parents_names_the_duplicate_to_delete() -> None:
+    """What Volcano v1.15.1's label discovery left on the e2e cluster: two tier-2 HyperNodes over
+    the same two leaves. Its next run keeps the first by name, so the other is the one to delete."""
+    from live.preflight.hypernodes import check_hypernode_parents
+    from live.preflight.report import Report
+
+    state = ClusterState(
+        source="test",
+        hyper_nodes=[
+            _hyper_node("leaf-a", 1, ["n1"], "Node"),
+            _hyper_node("leaf-b", 1, ["n2"], "Node"),
+            _hyper_node("spine-7zwfv", 2, ["leaf-a", "leaf-b"], "HyperNode"),
+            _hyper_node("spine-5c6sk", 2, ["leaf-a", "leaf-b"], "HyperNode"),
+        ],
+    )
+    report = Report("s", "test")
+    check_hypernode_parents(state, report)
+    assert [(f.check, f.subject) for f in report.findings] == [
+        ("hypernode-two-parents", "HyperNode leaf-a"),
+        ("hypernode-two-parents", "HyperNode leaf-b"),
+    ]
+    assert "`kubectl delete hypernode spine-7zwfv`" in report.findings[0].fix
+    assert "delete hypernode spine-5c6sk" not in report.findings[0].fix
+
+    state.hyper_nodes[3] = _hyper_node("spine-5c6sk", 2, ["leaf-b"], "HyperNode", discovered=False)
+    report = Report("s", "test")
+    check_hypernode_parents(state, report)
+    assert [f.subject for f in report.findings] == ["HyperNode leaf-b"]
+    assert "remove it from the others" in report.findings[0].fix
