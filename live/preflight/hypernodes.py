@@ -6,9 +6,9 @@ is not ready the scheduler places no job with a network topology
 (`pkg/scheduler/actions/allocate/allocate.go`, `HyperNodesReadyToSchedule`). Volcano v1.15.1's
 label discovery can leave such a pair behind: two discovery runs close together, the second
 before the first one's HyperNodes reach its cache, create a second HyperNode above the same
-members under a new name, and nothing removes it until a node's labels change
-(`pkg/controllers/hypernode/discovery/label/label.go`, `buildHyperNodeName` keeps the first
-existing HyperNode by name on its next run).
+members under a new name, and nothing removes it until discovery runs again, on a change of a
+node's topology labels or a HyperNode's deletion (`pkg/controllers/hypernode/discovery/label/label.go`:
+`Start`, and `buildHyperNodeName` keeps the first existing HyperNode by name).
 """
 
 from __future__ import annotations
