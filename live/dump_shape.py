@@ -144,7 +144,20 @@ def _pod_group(obj: dict[str, Any], path: Path) -> None:
     _list_of_mappings(spec, "subGroupPolicy", (*path, "spec"))
 
 
+def _hyper_node(obj: dict[str, Any], path: Path) -> None:
+    """Members are mappings with a mapping selector (preflight's `hypernode-two-parents`, the
+    what-if's topology)."""
+    spec_path = (*path, "spec")
+    for index, member in enumerate(_list_of_mappings(_mapping(obj, "spec", path), "members", spec_path)):
+        member_path = (*spec_path, "members", index)
+        exact = _mapping(_mapping(member, "selector", member_path), "exactMatch", (*member_path, "selector"))
+        name = exact.get("name")
+        if name is not None and not isinstance(name, str):
+            raise _fail((*member_path, "selector", "exactMatch", "name"), "must be a string", name)
+
+
 KIND_CHECKS: dict[str, Callable[[dict[str, Any], Path], None]] = {
+    "HyperNode": _hyper_node,
     "Node": _node,
     "Queue": _queue,
     "CustomResourceDefinition": _crd,

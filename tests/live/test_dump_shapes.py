@@ -12,6 +12,7 @@ from cli.main import main
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": {"a": "b"}}}
 
+HYPER_NODE = {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "spine-a"}}
 CASES: dict[str, tuple[bytes, str]] = {
     "an item that is not a mapping": (json.dumps({"items": [NODE, 7]}).encode(), "items[1] is not an object"),
     "items that are not a list": (json.dumps({"kind": "List", "items": {"a": 1}}).encode(), "items must be a list"),
@@ -39,6 +40,25 @@ CASES: dict[str, tuple[bytes, str]] = {
     "taints that are not a list": (
         json.dumps({"items": [{**NODE, "spec": {"taints": "NoSchedule"}}]}).encode(),
         "items[0].spec.taints: must be a list of mappings",
+    ),
+    "HyperNode members that are not mappings": (
+        json.dumps(
+            {"items": [{**HYPER_NODE, "spec": {"tier": 2, "members": ["leaf-a"]}}]},
+        ).encode(),
+        "items[0].spec.members: must be a list of mappings",
+    ),
+    "a HyperNode member named by a number": (
+        json.dumps(
+            {
+                "items": [
+                    {
+                        **HYPER_NODE,
+                        "spec": {"members": [{"type": "HyperNode", "selector": {"exactMatch": {"name": 3}}}]},
+                    }
+                ]
+            },
+        ).encode(),
+        "items[0].spec.members[0].selector.exactMatch.name: must be a string",
     ),
     "deep nesting": (("[" * 100_000 + "]" * 100_000).encode(), "nests values deeper"),
     "bytes that are not UTF-8": (b"\xff\xfe\x00", "cannot read"),
