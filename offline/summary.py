@@ -43,6 +43,28 @@ def _labels(labels: dict[str, str]) -> str:
     return ", ".join(f"`{key}: {value}`" for key, value in labels.items())
 
 
+def _pools(pools: dict[str, Any], words: str) -> list[str]:
+    if not pools:
+        return []
+    rows = []
+    for name, pool in pools.items():
+        size = (
+            str(pool["nodes"]) if pool["maxNodes"] is None else f"{pool['minNodes']}..{pool['maxNodes']} (autoscaled)"
+        )
+        product = f" {pool['product']}" if pool["product"] else ""
+        rows.append(
+            [
+                name,
+                ", ".join(f"`{k}={v}`" for k, v in pool["selector"].items()),
+                f"{pool['acceleratorsPerNode']} x {pool['resource']}{product}",
+                size,
+                pool["fabric"] or "none",
+                ", ".join(pool["models"]) or "-",
+            ]
+        )
+    return ["## Pools", "", *_table(["pool", "selector", f"{words} per node", "nodes", "fabric", "models"], rows), ""]
+
+
 def _observability(spec: PlatformSpec, rendered: Rendered) -> list[str]:
     """What is scraped, which alerts exist at which thresholds, and who scales what."""
     observability = spec.config.observability
@@ -171,7 +193,9 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         lines += [f"- `{name}`: {url}" for name, url in sorted(endpoints.items())]
     lines.append("")
 
+    lines += _pools(data.get("pools") or {}, words)
     if spec.topology is not None:
+        top = len(spec.topology.tiers)
         lines += [
             "## Topology",
             "",
@@ -180,10 +204,16 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
             + f"; HyperNodes: {spec.topology.hyper_nodes}.",
             "",
         ]
+        if spec.pools:
+            lines += [
+                "Domains of a pool's shape are named here `<pool>/tier<N>-<index>`; on the cluster, label discovery "
+                "names them. A pool is listed as the domain above the top tier.",
+                "",
+            ]
         rows = [
             [
                 name,
-                str(d["tier"]),
+                "pool" if d["tier"] > top else str(d["tier"]),
                 d["parent"] or "-",
                 str(d["nodes"]),
                 str(d["accelerators"]),

@@ -45,18 +45,23 @@ def placement_data(spec: PlatformSpec, model: ModelSpec) -> dict[str, Any] | Non
     placement = spec.placements.get(model.name)
     if placement is None:
         return None
-    return {
+    data: dict[str, Any] = {
         "tier": placement.tier,
         "replicaSlots": placement.replicas_that_fit,
         "unplaced": placement.unplaced,
         "unplacedAtPeak": placement.unplaced_peak,
     }
+    if model.pools is not None:
+        data["pools"] = list(model.pools)
+    return data
 
 
 def placement_words(placement: dict[str, Any] | None) -> str:
     if placement is None:
         return "not checked"
-    where = "cluster" if placement.get("tier") is None else f"tier {placement['tier']}"
+    pools = placement.get("pools")
+    anywhere = "cluster" if not pools else ("pool " if len(pools) == 1 else "pools ") + ", ".join(map(str, pools))
+    where = anywhere if placement.get("tier") is None else f"tier {placement['tier']}"
     return f"fits {where} ({placement.get('replicaSlots')} replica slots)"
 
 
@@ -136,6 +141,8 @@ def build_summary_data(spec: PlatformSpec) -> dict[str, Any]:
                 "soft": need.soft,
                 "status": need.status,
             }
+            if domain.pool is not None:
+                domains[name]["pool"] = domain.pool
     return {
         "schemaVersion": SUMMARY_SCHEMA_VERSION,
         "stack": spec.stack,
@@ -144,11 +151,32 @@ def build_summary_data(spec: PlatformSpec) -> dict[str, Any]:
         "models": models,
         "tenants": tenants,
         "domains": domains,
+        **({"pools": pools_data(spec)} if spec.pools else {}),
         "warnings": [
             {"path": w.path, "message": w.message, "fix": w.fix, "file": w.file or None, "text": str(w)}
             for w in spec.warnings
         ],
     }
+
+
+def pools_data(spec: PlatformSpec) -> dict[str, Any]:
+    """Each pool: how its nodes are found, what they offer, its size and its place on the fabric."""
+    out: dict[str, Any] = {}
+    for name, pool in spec.pools.items():
+        cfg = pool.config
+        fabric = None if cfg.topology is None else ("shape" if cfg.topology.shaped else "named")
+        out[name] = {
+            "selector": dict(cfg.selector),
+            "resource": pool.resource,
+            "acceleratorsPerNode": pool.gpus_per_node,
+            "product": pool.product,
+            "nodes": cfg.nodes if not cfg.autoscaled else None,
+            "minNodes": cfg.min_nodes,
+            "maxNodes": cfg.max_nodes,
+            "fabric": fabric,
+            "models": sorted(m.name for m in spec.models.values() if m.pools is not None and name in m.pools),
+        }
+    return out
 
 
 def write_summary_data(spec: PlatformSpec, out: Path) -> None:

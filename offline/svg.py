@@ -115,7 +115,7 @@ class _Picture:
         return self.short(domain.name) or bool(self.hard.get(domain.name))
 
     def leaves_under(self, name: str | None) -> list[Domain]:
-        roots = [d.name for d in self.topology.at_tier(self.topology.top_tier)] if name is None else [name]
+        roots = [d.name for d in self.topology.roots] if name is None else [name]
         out: list[Domain] = []
         stack = list(reversed(roots))
         while stack:
@@ -141,11 +141,7 @@ class _Picture:
             block = Block(name, "summary", children=minis)
             self._flow(block, SUMMARY_W, SUMMARY_H, top=SUMMARY_H - PAD)
             return block
-        children = (
-            self.topology.at_tier(self.topology.top_tier)
-            if domain is None
-            else [self.topology.domains[c] for c in domain.children]
-        )
+        children = self.topology.roots if domain is None else [self.topology.domains[c] for c in domain.children]
         block = Block(name, "cluster" if domain is None else "container", children=[self.block(c) for c in children])
         if domain is None:
             self._flow(block, MIN_WIDTH, 0, top=0, extra=lambda width: TITLE_H + self.legend_height(width) + PAD)
@@ -213,7 +209,9 @@ class _Picture:
         title = ET.SubElement(svg, "title")
         title.text = f"Network topology of {self.spec.cluster_name}"
         topology = self.topology
-        heading = f"{self.spec.cluster_name}: {len(topology.node_gpus)} nodes, {topology.total_gpus} {self.words}"
+        heading = f"{self.spec.cluster_name}: {self.node_count(None)} nodes, {topology.total_gpus} {self.words}" + (
+            f"; pools {', '.join(topology.pools)}" if topology.pools else ""
+        )
         _text(svg, PAD, 22, _fit(heading, width - 2 * PAD, 16), 16, "bold", anchor="start")
         keys = [
             f"bars: {self.words} planned for hard- (dark) and soft-constrained (light) models",
@@ -295,10 +293,8 @@ class _Picture:
             _text(group, x + 6, y + 14, _fit(block.name, block.width - 12, MIN_FONT), MIN_FONT, "bold", "start")
             _bar(group, x + 6, y + 20, block.width - 12, 8, demand, gpus)
             return
-        tier = domain.tier if domain is not None else self.topology.top_tier + 1
         _text(group, x + PAD, y + 18, _fit(block.name, inner, 13), 13, "bold", "start")
-        nodes = domain.node_count if domain is not None else len(self.topology.node_gpus)
-        info = f"tier {tier} · {nodes} nodes · {gpus} {self.words}"
+        info = f"{self.tier_word(domain)} · {self.node_count(domain)} nodes · {gpus} {self.words}"
         _text(group, x + PAD, y + 33, _fit(info, inner, MIN_FONT), MIN_FONT, anchor="start", fill=MUTED)
         _bar(group, x + PAD, y + 39, inner, 8, demand, gpus)
         if block.kind == "container":
@@ -327,10 +323,20 @@ class _Picture:
     def _percent(self, leaf: Domain) -> str:
         return f"{100 * self.demand[leaf.name].total // max(leaf.gpus, 1)}%"
 
+    def tier_word(self, domain: Domain | None) -> str:
+        """`tier N`, or `pool` for a pool's own domain (one above the top tier), or `cluster`."""
+        if domain is None:
+            return "cluster"
+        return "pool" if domain.tier > self.topology.top_tier else f"tier {domain.tier}"
+
+    def node_count(self, domain: Domain | None) -> int:
+        return domain.node_count if domain is not None else sum(count for _, count in self.topology.capacity)
+
     def describe(self, name: str, domain: Domain | None, demand: DomainDemand, gpus: int) -> str:
-        where = f"tier {domain.tier}, {self.topology.tiers[domain.tier - 1]}" if domain is not None else "cluster"
-        nodes = domain.node_count if domain is not None else len(self.topology.node_gpus)
-        text = f"{name} ({where}): {nodes} nodes, {gpus} {self.words}; planned {demand.hard} hard + {demand.soft} soft"
+        where = self.tier_word(domain)
+        if domain is not None and domain.tier <= self.topology.top_tier:
+            where += f", {self.topology.tiers[domain.tier - 1]}"
+        text = f"{name} ({where}): {self.node_count(domain)} nodes, {gpus} {self.words}; planned {demand.hard} hard + {demand.soft} soft"
         hard = sorted(set(self.hard.get(name, ())))
         return text + (f"; hard-constrained: {', '.join(hard)}" if hard else "")
 

@@ -19,6 +19,7 @@ from typing import Any
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
+from whatif.discovery import discover
 from whatif.scenario import PREEMPTABLE, gang_fields, hypernodes_of, task_status
 from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
@@ -163,16 +164,27 @@ def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node])
     topology = spec.topology
     if topology is None:
         return {}
-    below: dict[str, set[str]] = {name: set() for name in topology.domains}
+    below: dict[str, set[str]] = {d.name: set() for d in topology.named_domains}
     for node_name, leaf in topology.node_leaf.items():
         domain: str | None = leaf
-        while domain is not None:
+        while domain is not None and domain in below:
             below[domain].add(node_name)
             domain = topology.domains[domain].parent
-    return {
-        d.name: HyperNode(d.name, d.tier, frozenset(below[d.name]), topology.tiers[d.tier - 1], d.parent)
-        for d in topology.domains.values()
+    out = {
+        d.name: HyperNode(
+            d.name,
+            d.tier,
+            frozenset(below[d.name]),
+            topology.tiers[d.tier - 1],
+            d.parent if d.parent in below else None,
+        )
+        for d in topology.named_domains
     }
+    if topology.pools:
+        unnamed = ((name, node.labels) for name, node in nodes.items() if name not in topology.node_leaf)
+        for found in discover(unnamed, topology.tiers).values():
+            out[found.name] = HyperNode(found.name, found.tier, frozenset(found.nodes), found.tier_name, found.parent)
+    return out
 
 
 def _task(pod: dict[str, Any], job: str, priorities: dict[str, int], default: int, order: int) -> Task:

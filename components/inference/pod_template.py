@@ -191,8 +191,19 @@ def pod_template(model: ModelSpec, role: Role) -> dict[str, Any]:
     }
     if cfg.image_pull_secrets:
         spec["imagePullSecrets"] = [{"name": name} for name in cfg.image_pull_secrets]
-    if cfg.node_selector:
-        spec["nodeSelector"] = dict(cfg.node_selector)
-    if cfg.tolerations:
-        spec["tolerations"] = [t.model_dump(by_alias=True, exclude_none=True) for t in cfg.tolerations]
+    if model.node_selector:
+        spec["nodeSelector"] = dict(model.node_selector)
+    if model.node_affinity_terms:
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": k, "operator": "In", "values": [v]} for k, v in term.items()]}
+                        for term in model.node_affinity_terms
+                    ]
+                }
+            }
+        }
+    if model.tolerations:
+        spec["tolerations"] = [dict(t) for t in model.tolerations]
     return {"metadata": {"labels": labels, "annotations": pod_annotations(model)}, "spec": spec}

@@ -66,7 +66,7 @@ class NetworkTopology(pulumi.ComponentResource):
         if topology.hyper_nodes == "explicit":
             created: dict[str, pulumi.Resource] = {}
             # Children before parents, so a parent's members exist when it is admitted.
-            for domain in sorted(topology.domains.values(), key=lambda d: d.tier):
+            for domain in sorted(topology.named_domains, key=lambda d: d.tier):
                 depends = [volcano, *(created[c] for c in domain.children)]
                 created[domain.name] = custom_resource(
                     f"{name}-hypernode-{domain.name}",
@@ -74,5 +74,9 @@ class NetworkTopology(pulumi.ComponentResource):
                     pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
                 )
         self.register_outputs(
-            {"nodes": len(topology.node_leaf), "domains": len(topology.domains), "hyperNodes": topology.hyper_nodes}
+            {
+                "nodes": len(topology.node_leaf),
+                "domains": len(topology.named_domains),
+                "hyperNodes": topology.hyper_nodes,
+            }
         )

@@ -349,10 +349,16 @@ class ModelConfig(ConfigModel):
     service_name: str | None = None
     """Name of the model's Service. Default: the model key (`<key>-leader` for multi-node
     models, whose key is taken by the LWS headless Service)."""
+    pools: tuple[DnsLabel, ...] = ()
+    """Node pools (`pools`) the model runs on: its pods select their nodes (one pool: a node
+    selector; several: node affinity, any of them) and tolerate their taints, and placement counts
+    only their nodes. Default: every pool its `nodeSelector`, `tolerations` and GPU resource allow."""
     node_selector: dict[LabelKey, LabelValue] = {}
-    """Node selector of the pods (e.g. a GPU model label)."""
+    """Node selector of the pods (e.g. a GPU model label). On a stack with `pools`, a label no
+    pool declares, or a value no pool's nodes carry, is refused."""
     tolerations: tuple[Toleration, ...] = ()
-    """Tolerations of the pods (e.g. for tainted GPU nodes)."""
+    """Tolerations of the pods (e.g. for tainted GPU nodes). On a stack with `pools`, one that
+    matches no pool's taint is refused (Kubernetes' own `node.kubernetes.io/` taints aside)."""
     adopt: tuple[Literal["workload", "service", "podGroup"], ...] = ()
     """Objects of this model that already exist (made by hand) and that the stack takes over
     instead of creating: `workload` (its Deployment or LeaderWorkerSet), `service`, `podGroup`.

@@ -7,12 +7,13 @@ from typing import Any
 from pydantic import SecretStr
 
 from config.schema.base import ConfigModel
-from config.schema.names import ModelName, PriorityClassName, SecretName, TenantName
+from config.schema.names import DnsLabel, ModelName, PriorityClassName, SecretName, TenantName
 from config.sections.cluster import ClusterConfig
 from config.sections.include import IncludeConfig
 from config.sections.lws import LwsConfig
 from config.sections.models import ModelConfig
 from config.sections.observability import ObservabilityConfig
+from config.sections.pools import PoolConfig
 from config.sections.priority import PriorityClassConfig
 from config.sections.registries import RegistryCredential
 from config.sections.tenants import DefaultQueuePatch, TenantConfig
@@ -29,6 +30,10 @@ class StackConfig(ConfigModel):
     """The Volcano install and its scheduler policy."""
     lws: LwsConfig = LwsConfig()
     """The LeaderWorkerSet controller."""
+    pools: dict[DnsLabel, PoolConfig] = {}
+    """Node pools keyed by name: how to find each pool's nodes, their accelerator, taints, size and
+    place on the fabric. Omit on a cluster whose GPU nodes are one pool (the topology's named
+    nodes); models then run on any of them."""
     topology: TopologyConfig | None = None
     """Network topology of the GPU nodes. Omit on clusters without one (no node labels, no
     HyperNodes, no placement checks)."""

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, Field, TypeAdapter, field_validator, model_
 from config.schema.base import ConfigModel, by_shape, invalid
 from config.schema.names import LabelKey, dns_subdomain_problem, label_value_problem
 from config.sections.fabric import FabricConfig, expand_fabric, merge_domains
+from config.upstream.cloud_topology import PRESETS
 from config.upstream.volcano import DISCOVERY_TYPE_NAME_MAX, HOSTNAME_LABEL
 
 
@@ -94,9 +95,17 @@ class NodeLabelsConfig(ConfigModel):
 class TopologyConfig(ConfigModel):
     """`topology`: tiers (tier 1 = the closest domain) and the domain tree."""
 
-    tiers: Annotated[tuple[LabelKey, ...], Field(min_length=1, max_length=6)]
+    preset: Literal["aws", "aws-4-layer", "gcp", "oci", "topograph", "nvlink"] | None = None
+    """The standard labels of a cloud or tool as the tiers, and labels owned by their provisioner
+    (`nodeLabels.enabled: false`): `aws` (`topology.k8s.aws/network-node-layer-3`, `-2`, `-1`),
+    `aws-4-layer` (P6-B200/B300: `-4` to `-1`), `gcp` (`cloud.google.com/gce-topology-host`,
+    `-subblock`, `-block`), `oci`
+    (`oci.oraclecloud.com/rdma.local_block_id`, `.network_block_id`, `.hpc_island_id`),
+    `topograph` (`fabric.topograph.run/tier-0`, `-1`, `-2`), `nvlink`
+    (`nvidia.com/gpu.clique`). Each preset's source is in `config/upstream/cloud_topology.py`."""
+    tiers: Annotated[tuple[LabelKey, ...], Field(max_length=6)] = ()
     """Node-label key of each tier, tier 1 (leaf, fastest) first, e.g.
-    `[topology.example.com/leaf, topology.example.com/spine]`."""
+    `[topology.example.com/leaf, topology.example.com/spine]`. Default: the preset's."""
     hyper_nodes: Literal["discovery", "explicit", "none"] = "discovery"
     """How HyperNodes come about: `discovery` (the Volcano controller builds them from the node
     labels), `explicit` (this program creates them), or `none`."""
@@ -117,6 +126,8 @@ class TopologyConfig(ConfigModel):
     @field_validator("tiers")
     @classmethod
     def _distinct_tiers(cls, tiers: tuple[str, ...]) -> tuple[str, ...]:
+        if not tiers:
+            raise invalid("no tiers", "list the tier label keys, tier 1 first, or choose a `preset`")
         if len(set(tiers)) != len(tiers):
             raise invalid("a tier label is listed twice", "give each tier its own label key")
         if HOSTNAME_LABEL in tiers:
@@ -125,6 +136,19 @@ class TopologyConfig(ConfigModel):
                 "list only the switch tiers; the hostname level is implied",
             )
         return tiers
+
+    @model_validator(mode="after")
+    def _from_preset(self) -> TopologyConfig:
+        """A preset's tiers, and its labels left to their provisioner, unless the stack says otherwise."""
+        update: dict[str, object] = {}
+        if self.preset is not None and not self.tiers:
+            update["tiers"] = PRESETS[self.preset].tiers
+        if self.preset is not None and "node_labels" not in self.model_fields_set:
+            update["node_labels"] = NodeLabelsConfig(enabled=False)
+        filled = self.model_copy(update=update) if update else self
+        if not filled.tiers:
+            raise invalid("`tiers` is not given", "list the tier label keys, tier 1 first, or choose a `preset`")
+        return filled
 
     @model_validator(mode="after")
     def _expand_fabric(self) -> TopologyConfig:

@@ -29,7 +29,7 @@ class FreeGpus:
         self._parent: dict[str, str | None] = {name: d.parent or CLUSTER for name, d in topology.domains.items()}
         self._parent[CLUSTER] = None
         self._children: dict[str, tuple[str, ...]] = {name: d.children for name, d in topology.domains.items()}
-        self._children[CLUSTER] = tuple(d.name for d in topology.at_tier(topology.top_tier))
+        self._children[CLUSTER] = tuple(d.name for d in topology.roots)
         self._free: dict[str, Counter[int]] = {name: Counter(dict(d.capacity)) for name, d in topology.domains.items()}
         self._free[CLUSTER] = Counter(dict(topology.capacity))
         self._slots: dict[str, dict[int, int]] = {}

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from config.spec.free_gpus import CLUSTER, FreeGpus, Moves, State
-from config.spec.topology import Topology
+from config.spec.topology import Domain, Topology
 
 Mode = Literal["hard", "soft", "any"]
 SEARCH_BUDGET = 20_000
@@ -47,6 +47,8 @@ class Demand:
     """Replicas that must run at once: `replicas`, or `autoscaling.minReplicas`."""
     peak: int
     """The most it may run: `autoscaling.maxReplicas`, else `required`."""
+    pools: tuple[str, ...] | None = None
+    """The node pools it may run on (None: any node)."""
 
 
 @dataclass
@@ -71,12 +73,27 @@ def _order(demands: Sequence[Demand]) -> list[Demand]:
 def _levels(demand: Demand, topology: Topology) -> list[list[str]]:
     """Candidate domains, in the order the plan tries them: one level per tier for soft models
     (tier 1 first, then the whole cluster), the allowed tier for hard ones, the cluster otherwise."""
+    anywhere = _anywhere(demand, topology)
     if demand.mode == "hard" and demand.tier is not None:
-        return [[d.name for d in topology.at_tier(demand.tier)]]
+        return [_in_pools(demand, topology.at_tier(demand.tier))]
     if demand.mode == "soft":
-        tiers = [[d.name for d in topology.at_tier(t)] for t in range(1, topology.top_tier + 1)]
-        return [*tiers, [CLUSTER]]
-    return [[CLUSTER]]
+        tiers = [_in_pools(demand, topology.at_tier(t)) for t in range(1, topology.top_tier + 1)]
+        return [*tiers, anywhere]
+    return [anywhere]
+
+
+def _in_pools(demand: Demand, domains: Sequence[Domain]) -> list[str]:
+    if demand.pools is None:
+        return [d.name for d in domains]
+    return [d.name for d in domains if d.pool in demand.pools]
+
+
+def _anywhere(demand: Demand, topology: Topology) -> list[str]:
+    """Where a replica may span domains: the whole cluster, or each of its pools on its own (a gang
+    is counted inside one pool, which never promises room two pools would only give together)."""
+    if demand.pools is None or not topology.pools:
+        return [CLUSTER]
+    return [d.name for d in topology.pool_roots(demand.pools)]
 
 
 def _fitting(free: FreeGpus, demand: Demand, level: list[str]) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from config.sections.models import ModelConfig
@@ -32,6 +32,14 @@ class ModelSpec:
     """Multi-node model with a platform-made PodGroup (LWS gang scheduling off)."""
     pod_requests: dict[str, str]
     """Requests (= limits) of one pod, resource -> quantity text."""
+    pools: tuple[str, ...] | None = None
+    """Node pools its pods may run on (stacks with `pools`); None: any node."""
+    node_selector: dict[str, str] = field(default_factory=dict)
+    """The pods' node selector: the model's own, narrowed to its pool."""
+    node_affinity_terms: tuple[dict[str, str], ...] = ()
+    """Required node-affinity terms (any one matches), one per pool when its pools share no selector."""
+    tolerations: tuple[dict[str, object], ...] = ()
+    """The pods' tolerations: the model's own and its pools' taints."""
 
     @property
     def multi_node(self) -> bool:

@@ -54,27 +54,44 @@ class Placement:
 
 
 class _Capacity:
-    """Replica slots per domain of the empty cluster, cached per (tier, GPUs per pod)."""
+    """Replica slots per domain of the empty cluster, cached per (tier, GPUs per pod, pools)."""
 
     def __init__(self, topology: Topology):
         self.topology = topology
-        self._pods: dict[tuple[int, int], tuple[tuple[Domain, int], ...]] = {}
+        self._pods: dict[tuple[int, int, tuple[str, ...] | None], tuple[tuple[Domain, int], ...]] = {}
 
-    def pods_per_domain(self, tier: int, gpus_per_pod: int) -> tuple[tuple[Domain, int], ...]:
-        key = (tier, gpus_per_pod)
+    def pods_per_domain(
+        self, tier: int, gpus_per_pod: int, pools: tuple[str, ...] | None = None
+    ) -> tuple[tuple[Domain, int], ...]:
+        key = (tier, gpus_per_pod, pools)
         if key not in self._pods:
             self._pods[key] = tuple(
-                (domain, domain.pods_that_fit(gpus_per_pod)) for domain in self.topology.at_tier(tier)
+                (domain, domain.pods_that_fit(gpus_per_pod))
+                for domain in self.topology.at_tier(tier)
+                if pools is None or domain.pool in pools
             )
         return self._pods[key]
 
     def replicas_at(self, tier: int, model: ModelSpec) -> int:
         """Replicas that fit domains of one tier, each inside one domain."""
-        return sum(pods // model.gang.pods for _, pods in self.pods_per_domain(tier, model.gpus_per_pod))
+        return sum(pods // model.gang.pods for _, pods in self.pods_per_domain(tier, model.gpus_per_pod, model.pools))
 
     def best_domain(self, tier: int, model: ModelSpec) -> tuple[str, int]:
-        best = max(self.pods_per_domain(tier, model.gpus_per_pod), key=lambda item: item[1])
+        found = self.pods_per_domain(tier, model.gpus_per_pod, model.pools)
+        if not found:
+            return "(none in its pools)", 0
+        best = max(found, key=lambda item: item[1])
         return best[0].name, best[1]
+
+    def anywhere(self, model: ModelSpec) -> tuple[int, int]:
+        """(Replicas that fit where the model may run, each inside one of its pools or anywhere
+        without pools; the most GPUs of one node there)."""
+        if model.pools is None or not self.topology.pools:
+            fit = self.topology.cluster_pods_that_fit(model.gpus_per_pod) // model.gang.pods
+            return fit, self.topology.max_gpus_per_node
+        roots = self.topology.pool_roots(model.pools)
+        fit = sum(root.pods_that_fit(model.gpus_per_pod) // model.gang.pods for root in roots)
+        return fit, max((g for root in roots for g, c in root.capacity if c), default=0)
 
 
 def plan_placements(
@@ -138,6 +155,7 @@ def _demand(model: ModelSpec, mode: Mode) -> Demand:
         gpus=model.gpus_per_pod,
         required=required_replicas(model),
         peak=model.config.planned_replicas,
+        pools=model.pools,
     )
 
 
@@ -157,11 +175,12 @@ def _alone(model: ModelSpec, topology: Topology, capacity: _Capacity, path: str)
     """The model on the empty cluster: its errors when even that does not hold it."""
     replicas = model.config.planned_replicas
     mode = _mode(model)
-    cluster_fit = topology.cluster_pods_that_fit(model.gpus_per_pod) // model.gang.pods
-    if model.gpus_per_pod > topology.max_gpus_per_node:
+    cluster_fit, largest = capacity.anywhere(model)
+    if model.gpus_per_pod > largest:
+        where = f" of its pools ({', '.join(model.pools)})" if model.pools is not None and topology.pools else ""
         problem = Problem(
             join_path(path, "resources", "gpus"),
-            f"each pod needs {model.gpus_per_pod} GPUs but the largest node has {topology.max_gpus_per_node}",
+            f"each pod needs {model.gpus_per_pod} GPUs but the largest node{where} has {largest}",
             "request at most the GPUs of one node per pod (spread the model over more nodes with nodesPerReplica)",
             got=model.gpus_per_pod,
         )

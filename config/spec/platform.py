@@ -15,6 +15,7 @@ from config.sections.tenants import TenantConfig
 from config.spec.accelerator import Accelerator
 from config.spec.model import ModelSpec
 from config.spec.placement import Placement, Status, domain_status
+from config.spec.pools import Pool
 from config.spec.topology import Topology
 
 
@@ -42,6 +43,8 @@ class PlatformSpec:
     config: StackConfig
     cluster_name: str
     topology: Topology | None
+    pools: dict[str, Pool]
+    """Node pools (`pools`); empty on a stack whose GPU nodes are one pool."""
     priority_classes: dict[str, PriorityClassConfig]
     tenants: dict[str, TenantSpec]
     """Parents before children."""

@@ -14,6 +14,7 @@ from config.sections.stack import StackConfig
 from config.spec.accelerator import resolve_accelerator
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec, TenantSpec
+from config.spec.pools import Pool, model_pools, pooled_topology, resolve_pools, scheduling_constraints
 from config.spec.topology import Topology, resolve_topology
 from config.upstream.accelerators import VENDORS, vendor_of
 from config.upstream.versions import version_tuple
@@ -24,14 +25,18 @@ from config.upstream.vllm_releases import image_vllm_version
 def resolve(config: StackConfig, stack: str) -> tuple[PlatformSpec, list[Problem]]:
     problems: list[Problem] = []
     topology: Topology | None = None
-    if config.topology is not None:
+    if config.topology is not None and (config.topology.domains or not config.pools):
         topology, found = resolve_topology(config.topology, config.cluster.gpus_per_node)
         problems += found
+    pools, found = resolve_pools(config)
+    problems += found
+    if not any(p.severity == "error" for p in problems):
+        topology = pooled_topology(config, pools, topology, problems)
     tenants = _resolve_tenants(config, problems)
     models = {
         name: model_spec
         for name, model in config.models.items()
-        if (model_spec := _resolve_model(name, model, config, tenants, topology, problems)) is not None
+        if (model_spec := _resolve_model(name, model, config, tenants, topology, pools, problems)) is not None
     }
     scheduler = config.volcano.scheduler
     hierarchy = (
@@ -45,6 +50,7 @@ def resolve(config: StackConfig, stack: str) -> tuple[PlatformSpec, list[Problem
         config=config,
         cluster_name=config.cluster.name or stack,
         topology=topology,
+        pools=pools,
         priority_classes=dict(
             config.priority_classes if config.priority_classes is not None else DEFAULT_PRIORITY_CLASSES
         ),
@@ -131,6 +137,7 @@ def _resolve_model(
     config: StackConfig,
     tenants: dict[str, TenantSpec],
     topology: Topology | None,
+    pools: dict[str, Pool],
     problems: list[Problem],
 ) -> ModelSpec | None:
     base = join_path("models", name)
@@ -185,6 +192,11 @@ def _resolve_model(
     for device, count in model.resources.devices.items():
         requests[device] = str(count)
     version = version_tuple(model.vllm_version) if model.vllm_version else image_vllm_version(model.image)
+    allowed, found = model_pools(name, model, gpu_resource, pools, topology.tiers if topology else ())
+    if found:
+        problems += found
+        return None
+    node_selector, affinity, tolerations = scheduling_constraints(model, allowed, pools)
     return ModelSpec(
         name=name,
         config=model,
@@ -200,6 +212,10 @@ def _resolve_model(
         highest_tier=highest_tier,
         own_pod_group=model.multi_node and not config.lws.gang_scheduling,
         pod_requests=requests,
+        pools=allowed,
+        node_selector=node_selector,
+        node_affinity_terms=affinity,
+        tolerations=tolerations,
     )
 
 

@@ -30,6 +30,11 @@ class Domain:
     """Leaf domains: their nodes, in config order."""
     capacity: tuple[tuple[int, int], ...]
     """(GPUs per node, number of nodes) over every node in and below this domain."""
+    pool: str | None = None
+    """The node pool the domain belongs to (stacks with `pools`)."""
+    generated: bool = False
+    """Made from a pool's shape: a domain of the plan, named by this program; the cluster's own come
+    from the nodes' labels (discovery)."""
 
     @property
     def node_count(self) -> int:
@@ -55,12 +60,43 @@ class Topology:
     node_leaf: dict[str, str]
     """Node name -> its leaf domain."""
     node_gpus: dict[str, int]
+    """Named nodes only: nodes of pools described by their labels' shape have no names here."""
     hyper_nodes: str
+    pools: tuple[str, ...] = ()
+    """Node pools (stacks with `pools`): each is a domain above the top tier (`pool_tier`), the
+    root of its part of the tree; a pool outside any fabric holds its nodes directly."""
     _by_tier: dict[int, tuple[Domain, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def top_tier(self) -> int:
         return len(self.tiers)
+
+    @property
+    def pool_tier(self) -> int:
+        """The tier of the pool domains: one above the top tier. They are no network domains: no
+        label, no HyperNode."""
+        return len(self.tiers) + 1
+
+    @cached_property
+    def network_domains(self) -> tuple[Domain, ...]:
+        """The domains of the network (every tier), parents first: what labels and HyperNodes stand for."""
+        return tuple(d for d in self.domains.values() if d.tier <= len(self.tiers))
+
+    @cached_property
+    def named_domains(self) -> tuple[Domain, ...]:
+        """The network domains the stack names (not generated from a pool's shape), parents first."""
+        return tuple(d for d in self.network_domains if not d.generated)
+
+    @cached_property
+    def roots(self) -> tuple[Domain, ...]:
+        """The domains directly under the cluster: the pools, or without pools the top tier."""
+        return tuple(d for d in self.domains.values() if d.parent is None)
+
+    def pool_roots(self, pools: tuple[str, ...] | None) -> tuple[Domain, ...]:
+        """The pool domains of `pools` (every root when None or without pools)."""
+        if pools is None or not self.pools:
+            return self.roots
+        return tuple(d for d in self.roots if d.name in pools)
 
     def tier_of_label(self, label: str) -> int | None:
         return self.tiers.index(label) + 1 if label in self.tiers else None
@@ -76,6 +112,8 @@ class Topology:
         name: str | None = self.node_leaf[node]
         while name is not None:
             domain = self.domains[name]
+            if domain.tier > len(self.tiers):
+                break
             labels[self.tiers[domain.tier - 1]] = domain.name
             name = domain.parent
         return labels
@@ -84,7 +122,7 @@ class Topology:
     def capacity(self) -> tuple[tuple[int, int], ...]:
         """Histogram of the whole cluster (the virtual root above the top tier)."""
         total: Counter[int] = Counter()
-        for domain in self.at_tier(self.top_tier):
+        for domain in self.roots:
             for gpus, count in domain.capacity:
                 total[gpus] += count
         return tuple(sorted(total.items()))
@@ -99,7 +137,7 @@ class Topology:
 
     def cluster_pods_that_fit(self, gpus_per_pod: int) -> int:
         if gpus_per_pod <= 0:
-            return len(self.node_gpus)
+            return sum(count for _, count in self.capacity)
         return sum(count * (gpus // gpus_per_pod) for gpus, count in self.capacity)
 
 

@@ -273,6 +273,15 @@ def _every_section() -> dict[str, Any]:
     model["env"]["POD_IP"] = {"fieldPath": "status.podIP"}
     model["tolerations"] = [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]
     raw["models"][LWS_MODEL]["topology"] = {"mode": "hard", "highestTier": 2}
+    raw["models"][LWS_MODEL]["pools"] = ["seed"]
+    raw["pools"] = {
+        "seed": {
+            "selector": {"node.example.com/group": "gpu"},
+            "accelerator": {"count": 8, "product": "NVIDIA-H800"},
+            "taints": [{"key": "gpu", "effect": "NoSchedule"}],
+            "topology": {"named": ["spinepair12"]},
+        }
+    }
     raw["topology"]["domains"]["spinepair12"]["domains"]["leafpair34"]["nodes"] = [
         "gpu-worker-[65-127]",
         {"names": "gpu-worker-128", "gpus": 4},

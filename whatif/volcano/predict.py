@@ -19,6 +19,7 @@ from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif.cluster import ModelJobs
+from whatif.discovery import discover
 from whatif.predict import (
     MAX_CYCLES,
     Prediction,
@@ -55,7 +56,7 @@ def cluster_objects(
         *state.nodes,
         *classes.values(),
         *queue_objects(state, rendered),
-        *(state.hyper_nodes or hyper_node_objects(spec, rendered)),
+        *(state.hyper_nodes or hyper_node_objects(spec, rendered, state.nodes)),
         *objects.pod_groups.values(),
         *(with_uid(without_claims(p)) for p in objects.pods.values()),
         *(with_uid(p) for p in objects.other_pods),
@@ -115,31 +116,42 @@ def queue_objects(state: ClusterState, rendered: Rendered) -> list[dict[str, Any
     return list(out.values())
 
 
-def hyper_node_objects(spec: PlatformSpec, rendered: Rendered) -> list[dict[str, Any]]:
-    """The stack's own HyperNodes, or those its topology makes Volcano's label discovery build."""
+def hyper_node_objects(spec: PlatformSpec, rendered: Rendered, nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stack's own HyperNodes, or those its topology makes Volcano's label discovery build: from
+    the named domains, and for pools described by their shape from the `nodes`' labels."""
     own = [o.manifest for o in rendered.by_kind("HyperNode")]
     if own or spec.topology is None:
         return own
     topology = spec.topology
-    children: dict[str, list[tuple[str, str]]] = {name: [] for name in topology.domains}
+    named = topology.named_domains
+    children: dict[str, list[tuple[str, str]]] = {d.name: [] for d in named}
     for node, leaf in topology.node_leaf.items():
         children[leaf].append(("Node", node))
-    for domain in topology.domains.values():
-        if domain.parent is not None:
+    for domain in named:
+        if domain.parent in children:
             children[domain.parent].append(("HyperNode", domain.name))
+    tiers = {domain.name: domain.tier for domain in named}
+    if topology.pools:
+        labelled = (
+            (n["metadata"]["name"], n["metadata"].get("labels") or {})
+            for n in nodes
+            if n["metadata"]["name"] not in topology.node_leaf
+        )
+        for found in discover(labelled, topology.tiers).values():
+            kind = "Node" if found.tier == 1 else "HyperNode"
+            children[found.name] = [(kind, member) for member in found.children]
+            tiers[found.name] = found.tier
     return [
         {
             "apiVersion": "topology.volcano.sh/v1alpha1",
             "kind": "HyperNode",
-            "metadata": {"name": domain.name},
+            "metadata": {"name": name},
             "spec": {
-                "tier": domain.tier,
-                "members": [
-                    {"type": kind, "selector": {"exactMatch": {"name": name}}} for kind, name in children[domain.name]
-                ],
+                "tier": tiers[name],
+                "members": [{"type": kind, "selector": {"exactMatch": {"name": member}}} for kind, member in members],
             },
         }
-        for domain in topology.domains.values()
+        for name, members in children.items()
     ]
 
 

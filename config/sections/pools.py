@@ -1,0 +1,137 @@
+"""`pools`: the cluster's node pools, declared once.
+
+A cloud cluster is several node groups, each an instance type with its own accelerator, taints and
+size (fixed, or between a minimum and a maximum an autoscaler owns); some sit on a GPU fabric, some
+outside any. A pool says how to find its nodes (selector labels), what they offer and, on a fabric,
+the shape of its domains by tier. It never lists instance names: membership is whatever the labels
+say, so replacing an instance changes nothing. Models name the pools they run on; their node
+selector and tolerations follow. The seed's on-premises cluster needs no pools (every GPU node is
+one pool, the topology's named nodes)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from config.schema.base import ConfigModel, invalid
+from config.schema.names import ExtendedResourceName, LabelKey, LabelValue
+
+NodeCount = Annotated[int, Field(ge=0, le=100_000)]
+
+
+class PoolAccelerator(ConfigModel):
+    """The accelerator of every node of the pool."""
+
+    count: Annotated[int, Field(ge=0, le=64)]
+    """Devices per node (what the device plugin advertises as allocatable)."""
+    resource: ExtendedResourceName | None = None
+    """Extended resource name of the devices. Default: `cluster.gpuResource`."""
+    product: Annotated[str, Field(min_length=1, max_length=63)] | None = None
+    """The product, as GPU feature discovery labels it (`nvidia.com/gpu.product`, e.g.
+    `NVIDIA-H100-80GB-HBM3`, `NVIDIA-L40S`): shown in summaries, and the pool's quota type."""
+
+
+class PoolTaint(ConfigModel):
+    """A taint every node of the pool carries (set by the node group, not by this program)."""
+
+    key: LabelKey
+    value: LabelValue | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class PoolTopology(ConfigModel):
+    """Where the pool's nodes sit on the fabric (`topology.tiers`): the shape its labels have,
+    or the named domains of `topology.domains` that hold its nodes."""
+
+    domains: tuple[Annotated[int, Field(ge=1, le=100_000)], ...] = ()
+    """Domains of the pool at each tier, tier 1 (the closest, e.g. one network node above the
+    instances) first, one entry per `topology.tiers` entry, e.g. `[8, 2, 1]`: 8 leaves under 2
+    spines under 1 top domain. Each tier's count is a multiple of the one above it (a regular
+    tree). `import-topology` reads them from the labels."""
+    nodes_per_domain: Annotated[int, Field(ge=1, le=4096)] | None = None
+    """Nodes in each tier-1 domain. With `domains`, their product is the pool's node count."""
+    named: tuple[str, ...] = ()
+    """Instead of a shape: top-tier domains of `topology.domains` (named nodes) that are this
+    pool's."""
+
+    @model_validator(mode="after")
+    def _one_form(self) -> PoolTopology:
+        shaped = bool(self.domains) or self.nodes_per_domain is not None
+        if shaped and self.named:
+            raise invalid(
+                "`named` and a shape (`domains`, `nodesPerDomain`) are both given",
+                "describe the pool's fabric by its shape, or name its domains in `topology.domains`, not both",
+            )
+        if shaped and (not self.domains or self.nodes_per_domain is None):
+            raise invalid(
+                "a shape needs both `domains` (per tier) and `nodesPerDomain`",
+                "e.g. `domains: [8, 2, 1]` and `nodesPerDomain: 8`",
+            )
+        if not shaped and not self.named:
+            raise invalid("no shape and no named domains", "give `domains` and `nodesPerDomain`, or `named`")
+        return self
+
+    @property
+    def shaped(self) -> bool:
+        return bool(self.domains)
+
+
+class PoolConfig(ConfigModel):
+    """One node pool; the key is its name."""
+
+    selector: Annotated[dict[LabelKey, LabelValue], Field(min_length=1)]
+    """Labels every node of the pool carries and no other node carries all of, e.g.
+    `{eks.amazonaws.com/nodegroup: h100-a}`. Models on the pool select its nodes by them."""
+    accelerator: PoolAccelerator | None = None
+    """The pool's devices. Unset: a pool without accelerators (CPU nodes)."""
+    taints: tuple[PoolTaint, ...] = ()
+    """Taints the pool's nodes carry; models on the pool tolerate them."""
+    nodes: NodeCount | None = None
+    """Nodes of a pool of fixed size."""
+    min_nodes: NodeCount | None = None
+    """Fewest nodes of a pool an autoscaler (Cluster Autoscaler, Karpenter) scales; with `maxNodes`."""
+    max_nodes: NodeCount | None = None
+    """Most nodes of an autoscaled pool. Placement checks count this many; the what-if counts the
+    nodes there are and says how many more a waiting gang needs."""
+    topology: PoolTopology | None = None
+    """Where the pool sits on the fabric. Unset: outside any fabric (no topology, nothing to warn
+    about; models with a hard network constraint cannot run on it)."""
+
+    @model_validator(mode="after")
+    def _size(self) -> PoolConfig:
+        scaled = self.min_nodes is not None or self.max_nodes is not None
+        if self.nodes is not None and scaled:
+            raise invalid(
+                "`nodes` and `minNodes`/`maxNodes` are both given",
+                "give `nodes` for a pool of fixed size, or `minNodes` and `maxNodes` for an autoscaled one",
+            )
+        if self.nodes is None and not scaled and self.topology is None:
+            raise invalid(
+                "the pool's size is not given",
+                "give `nodes` (fixed size) or `minNodes` and `maxNodes` (autoscaled)",
+            )
+        if scaled and (self.min_nodes is None or self.max_nodes is None):
+            raise invalid("an autoscaled pool needs both `minNodes` and `maxNodes`", "give both bounds")
+        if scaled and self.min_nodes is not None and self.max_nodes is not None and self.min_nodes > self.max_nodes:
+            raise invalid(
+                f"`minNodes` ({self.min_nodes}) is above `maxNodes` ({self.max_nodes})",
+                "give the smaller bound as `minNodes`",
+            )
+        return self
+
+    @property
+    def autoscaled(self) -> bool:
+        return self.max_nodes is not None
+
+    @property
+    def largest(self) -> int | None:
+        """Nodes at the pool's largest: its fixed size, its maximum, or its shape's count; None for
+        named domains (their nodes are listed there)."""
+        if self.nodes is not None:
+            return self.nodes
+        if self.max_nodes is not None:
+            return self.max_nodes
+        if self.topology is not None and self.topology.nodes_per_domain is not None:
+            return self.topology.domains[0] * self.topology.nodes_per_domain
+        return None
