@@ -336,7 +336,8 @@ class _Picture:
         where = self.tier_word(domain)
         if domain is not None and domain.tier <= self.topology.top_tier:
             where += f", {self.topology.tiers[domain.tier - 1]}"
-        text = f"{name} ({where}): {self.node_count(domain)} nodes, {gpus} {self.words}; planned {demand.hard} hard + {demand.soft} soft"
+        nodes = self.node_count(domain)
+        text = f"{name} ({where}): {nodes} nodes, {gpus} {self.words}; planned {demand.hard} hard + {demand.soft} soft"
         hard = sorted(set(self.hard.get(name, ())))
         return text + (f"; hard-constrained: {', '.join(hard)}" if hard else "")
 
