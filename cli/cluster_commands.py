@@ -16,6 +16,7 @@ from typing import Any
 from cli.exit import FOUND, OK, UsageError, stack_name
 from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, command_parser, render_stack_of
 from live.cluster_state import DUMP_COMMAND, ClusterState, read_cluster, read_file
+from config.upstream.cloud_topology import PRESET_NAMES
 
 TOOL_NAME = "volcano-platform"
 FROM_HELP = f"read the cluster from this JSON or YAML List instead of the API server; write it with `{DUMP_COMMAND}`"
@@ -39,21 +40,27 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_import_topology(args: argparse.Namespace) -> int:
-    from components.kubernetes.yaml_text import dump
-    from config import PROJECT
+    from config.upstream.cloud_topology import PRESETS
     from live.topology_import import import_topology
 
     tiers: list[str] = [t.strip() for t in args.tiers.split(",") if t.strip()] if args.tiers else []
+    preset = args.preset
+    if preset and not tiers:
+        tiers = list(PRESETS[preset].tiers)
     resource = args.resource
     context = None
     hyper_nodes = "discovery"
+    spec = None
     if args.stack:
         spec = render_stack_of(args).spec
         topology = spec.config.topology
+        preset = preset or (topology.preset if topology else None)
         tiers = tiers or list(topology.tiers if topology else ())
         hyper_nodes = topology.hyper_nodes if topology else hyper_nodes
         resource = resource or spec.gpu_resource
         context = spec.config.cluster.context
+    if args.pools or (spec is not None and spec.pools):
+        return _import_pools(args, spec, tiers, preset, hyper_nodes, resource or "nvidia.com/gpu", context)
     if not tiers:
         raise UsageError("give the tier label keys with --tiers (tier 1 first), or a --stack that has them")
     state = _state(args, context)
@@ -63,14 +70,60 @@ def cmd_import_topology(args: argparse.Namespace) -> int:
         report = {"schemaVersion": 1, "topology": section, "unplaced": imported.unplaced, "problems": imported.problems}
         print(json.dumps(report, indent=2))
     else:
-        # Indented to paste under `config:` of a stack file as it is.
-        block = dump({f"{PROJECT}:topology": section})
-        print("".join(f"  {line}" if line.strip() else line for line in block.splitlines(keepends=True)), end="")
+        _print_sections({"topology": section}, include_form=False)
     for name in imported.unplaced:
         print(f"warning: node {name} has the accelerator but not every tier label; it is left out", file=sys.stderr)
     for problem in imported.problems:
         print(f"error: {problem}", file=sys.stderr)
     return FOUND if imported.problems else OK
+
+
+def _import_pools(
+    args: argparse.Namespace,
+    spec: Any,
+    tiers: list[str],
+    preset: str | None,
+    hyper_nodes: str,
+    resource: str,
+    context: str | None,
+) -> int:
+    """The pool form: a pool per node group, each fabric by its labels' shape, no node named."""
+    from live.pool_import import group_label, import_pools
+
+    state = _state(args, context)
+    known = dict(spec.config.pools) if spec is not None else {}
+    label = args.pool_label or group_label(state.nodes, resource)
+    imported = import_pools(state.nodes, tiers, resource, known, label)
+    sections: dict[str, Any] = {"pools": imported.pools}
+    if tiers:
+        topology: dict[str, Any] = {"preset": preset} if preset else {"tiers": tiers}
+        # Labels set by the cloud or a DaemonSet belong to it: the program sets none (a preset implies it).
+        sections["topology"] = {
+            **topology,
+            "hyperNodes": hyper_nodes,
+            **({} if preset else {"nodeLabels": {"enabled": False}}),
+        }
+    if args.json:
+        print(json.dumps({"schemaVersion": 1, **sections, "notes": imported.notes}, indent=2))
+    else:
+        _print_sections(sections, include_form=spec is not None and spec.config.include is not None)
+    for note in imported.notes:
+        print(f"warning: {note}", file=sys.stderr)
+    if label is None and not known:
+        print("warning: no node group label found on every accelerator node; give --pool-label", file=sys.stderr)
+    return OK
+
+
+def _print_sections(sections: dict[str, Any], include_form: bool) -> None:
+    """As an include file (top-level keys), or indented to paste under `config:` of a stack file."""
+    from components.kubernetes.yaml_text import dump
+    from config import PROJECT
+
+    if include_form:
+        print(dump(sections), end="")
+        return
+    block = dump({f"{PROJECT}:{key}": value for key, value in sections.items()})
+    print("".join(f"  {line}" if line.strip() else line for line in block.splitlines(keepends=True)), end="")
 
 
 def _predict(args: argparse.Namespace, result: Any) -> Any:
@@ -195,6 +248,22 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         "volcano-platform import-topology --stack aicloud-a --from cluster.json",
     )
     topology.add_argument("--tiers", help="tier label keys, tier 1 (leaf) first, comma-separated")
+    topology.add_argument(
+        "--preset",
+        choices=sorted(PRESET_NAMES),
+        help="the tiers of a cloud's or tool's standard labels (`topology.preset`)",
+    )
+    topology.add_argument(
+        "--pools",
+        action="store_true",
+        help="write `pools` (one per node group, each fabric by its labels' shape, no node named) and `topology`; "
+        "the default when the --stack has pools",
+    )
+    topology.add_argument(
+        "--pool-label",
+        help="the node label that names a node's group (default: the first of eks.amazonaws.com/nodegroup, "
+        "karpenter.sh/nodepool, cloud.google.com/gke-nodepool, ... that every accelerator node carries)",
+    )
     topology.add_argument(
         "--stack", type=stack_name, help=STACK_HELP + "; gives the tiers, accelerator and context if not set"
     )

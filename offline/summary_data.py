@@ -170,7 +170,7 @@ def pools_data(spec: PlatformSpec) -> dict[str, Any]:
             "resource": pool.resource,
             "acceleratorsPerNode": pool.gpus_per_node,
             "product": pool.product,
-            "nodes": cfg.nodes if not cfg.autoscaled else None,
+            "nodes": cfg.largest if not cfg.autoscaled else None,
             "minNodes": cfg.min_nodes,
             "maxNodes": cfg.max_nodes,
             "fabric": fabric,

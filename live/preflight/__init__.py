@@ -18,6 +18,7 @@ from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.installs import check_installs, check_prerequisites
 from live.preflight.nodes import check_nodes, check_taints, tolerates
 from live.preflight.objects import check_existing_objects
+from live.preflight.pools import check_pools
 from live.preflight.report import Finding, Report, as_json, markdown
 from offline.manifests import Rendered
 
@@ -27,6 +28,7 @@ __all__ = ["Finding", "Report", "as_json", "markdown", "preflight", "tolerates"]
 def preflight(spec: PlatformSpec, rendered: Rendered, state: ClusterState) -> Report:
     report = Report(spec.stack, state.source)
     check_nodes(spec, state, report)
+    check_pools(spec, state, report)
     check_taints(spec, state, report)
     check_existing_objects(spec, rendered, state, report)
     check_installs(spec, rendered, state, report)

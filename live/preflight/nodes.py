@@ -77,7 +77,7 @@ def check_nodes(spec: PlatformSpec, state: ClusterState, report: Report) -> None
                 listed(hints),
             )
         )
-    unplaced = [n for n in accelerator_nodes if n not in topology.node_gpus]
+    unplaced = [n for n in accelerator_nodes if n not in topology.node_gpus and _in_named_part(spec, existing[n])]
     if unplaced:
         report.add(
             Finding(
@@ -150,6 +150,20 @@ def check_nodes(spec: PlatformSpec, state: ClusterState, report: Report) -> None
         )
 
 
+def _in_named_part(spec: PlatformSpec, node: dict[str, Any]) -> bool:
+    """Whether the node belongs where the stack names its nodes: anywhere without pools, else in a
+    pool whose fabric is `topology.domains` (other pools are checked by their labels' shape)."""
+    if not spec.pools:
+        return True
+    labels = node.get("metadata", {}).get("labels") or {}
+    return any(
+        pool.config.topology is not None
+        and bool(pool.config.topology.named)
+        and all(labels.get(k) == v for k, v in pool.config.selector.items())
+        for pool in spec.pools.values()
+    )
+
+
 def tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool:
     for toleration in tolerations:
         effect = toleration.get("effect")
@@ -164,10 +178,10 @@ def tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> bool:
 
 
 def _candidates(spec: PlatformSpec, model: ModelSpec, state: ClusterState) -> list[dict[str, Any]]:
-    """Nodes the model's pods could use: topology nodes (or nodes with the accelerator) matching
-    its node selector."""
-    selector = model.config.node_selector
-    names = set(spec.topology.node_gpus) if spec.topology else None
+    """Nodes the model's pods could use: topology nodes (or nodes with the accelerator; with pools,
+    the nodes of its pools) matching its node selector and node-affinity terms."""
+    selector = model.node_selector
+    names = set(spec.topology.node_gpus) if spec.topology and not spec.pools else None
     out = []
     for node in state.nodes:
         labels = node.get("metadata", {}).get("labels") or {}
@@ -175,7 +189,14 @@ def _candidates(spec: PlatformSpec, model: ModelSpec, state: ClusterState) -> li
             continue
         if names is None and model.gpus_per_pod and allocatable(node, model.gpu_resource) == 0:
             continue
-        if all(labels.get(k) == v for k, v in selector.items()):
+        if model.pools is not None and not any(
+            all(labels.get(k) == v for k, v in spec.pools[p].config.selector.items()) for p in model.pools
+        ):
+            continue
+        terms = model.node_affinity_terms
+        if all(labels.get(k) == v for k, v in selector.items()) and (
+            not terms or any(all(labels.get(k) == v for k, v in term.items()) for term in terms)
+        ):
             out.append(node)
     return out
 
@@ -185,7 +206,7 @@ def check_taints(spec: PlatformSpec, state: ClusterState, report: Report) -> Non
         candidates = _candidates(spec, model, state)
         if not candidates:
             continue
-        tolerations = [t.model_dump(by_alias=True, exclude_none=True) for t in model.config.tolerations]
+        tolerations = [dict(t) for t in model.tolerations]
         blocking: dict[str, int] = {}
         schedulable = 0
         for node in candidates:

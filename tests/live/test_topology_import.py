@@ -16,7 +16,7 @@ from cli.main import main
 from config.spec.noderange import expand
 from live.cluster_state import read_file
 from live.topology_import import compact_ranges, import_topology
-from tests.conftest import PROJECT_DIR, load, stack_raw
+from tests.conftest import PROJECT_DIR, load, stack_raw, write_stack
 
 FIXTURES = PROJECT_DIR / "tests" / "fixtures" / "cluster"
 TIERS = ["topology.aicloud/leaf-pair", "topology.aicloud/spine-pair"]
@@ -157,3 +157,40 @@ def test_an_irregular_cluster_is_imported_explicitly() -> None:
     assert "fabric" not in imported.section and imported.section["domains"]["spine-4"]["domains"]["leaf-16"] == {
         "nodes": ["gpu-[121-125]"]
     }
+
+
+EKS = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "eks" / "aicloud-eks-fresh.yaml"
+
+
+def test_the_cloud_cluster_imports_as_pools_that_render_the_example_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["import-topology", "--stack", "aicloud-eks", "--from", str(EKS), "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    imported = json.loads(out)
+    assert "ip-10-" not in out, "no node is named"
+    assert imported["topology"] == {"preset": "aws", "hyperNodes": "discovery"}
+    raw = stack_raw("aicloud-eks")
+    raw["pools"], raw["topology"] = imported["pools"], imported["topology"]
+    stack = write_stack(tmp_path / "Pulumi.imported.yaml", raw)
+    assert main(["render", "--stack", "aicloud-eks", "--config-file", str(stack), "--out", str(tmp_path / "out")]) == 0
+    golden = PROJECT_DIR / "tests" / "golden" / "aicloud-eks"
+    for name in ("resources.yaml", "summary.json", "topology.svg"):
+        assert (tmp_path / "out" / name).read_text() == (golden / name).read_text(), name
+
+
+def test_a_cluster_with_no_stack_yet_is_imported_by_node_group(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["import-topology", "--preset", "aws", "--pools", "--from", str(EKS), "--json"])
+    imported = json.loads(capsys.readouterr().out)
+    assert code == 0
+    pools = imported["pools"]
+    assert sorted(pools) == ["h100-a", "h100-b", "l40s"], "grouped by eks.amazonaws.com/nodegroup; system nodes left out"
+    assert pools["h100-a"]["topology"] == {"domains": [8, 2, 1], "nodesPerDomain": 8}
+    assert pools["h100-b"]["topology"] == {"domains": [2, 1, 1], "nodesPerDomain": 8}, "what the labels say now"
+    assert pools["l40s"] == {
+        "selector": {"eks.amazonaws.com/nodegroup": "l40s"},
+        "accelerator": {"count": 4, "product": "NVIDIA-L40S"},
+        "nodes": 8,
+    }
+    assert pools["h100-a"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
