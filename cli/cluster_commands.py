@@ -15,8 +15,8 @@ from typing import Any
 
 from cli.exit import FOUND, OK, UsageError, stack_name
 from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, command_parser, render_stack_of
-from live.cluster_state import DUMP_COMMAND, ClusterState, read_cluster, read_file
 from config.upstream.cloud_topology import PRESET_NAMES
+from live.cluster_state import DUMP_COMMAND, ClusterState, read_cluster, read_file
 
 TOOL_NAME = "volcano-platform"
 FROM_HELP = f"read the cluster from this JSON or YAML List instead of the API server; write it with `{DUMP_COMMAND}`"

@@ -185,7 +185,9 @@ def test_a_cluster_with_no_stack_yet_is_imported_by_node_group(capsys: pytest.Ca
     imported = json.loads(capsys.readouterr().out)
     assert code == 0
     pools = imported["pools"]
-    assert sorted(pools) == ["h100-a", "h100-b", "l40s"], "grouped by eks.amazonaws.com/nodegroup; system nodes left out"
+    assert sorted(pools) == ["h100-a", "h100-b", "l40s"], (
+        "grouped by eks.amazonaws.com/nodegroup; system nodes left out"
+    )
     assert pools["h100-a"]["topology"] == {"domains": [8, 2, 1], "nodesPerDomain": 8}
     assert pools["h100-b"]["topology"] == {"domains": [2, 1, 1], "nodesPerDomain": 8}, "what the labels say now"
     assert pools["l40s"] == {
