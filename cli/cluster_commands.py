@@ -128,11 +128,22 @@ def _print_sections(sections: dict[str, Any], include_form: bool) -> None:
 
 def _predict(args: argparse.Namespace, result: Any) -> Any:
     """The prediction by the engine `--engine` names (`auto`: Volcano's own code where it can be
-    built or is built already, else the model, saying why on standard error)."""
+    built or is built already, else the model, saying why on standard error); with pools, models
+    waiting on an autoscaled pool are told apart by the same engine (`whatif.pool_growth`)."""
+    from whatif.pool_growth import with_pool_growth
+    from whatif.predict import predict
+
+    state = _state(args, result.spec.config.cluster.context)
+    predictor, prediction = _engine_prediction(args, state, result)
+    if result.spec.pools:
+        prediction = with_pool_growth(prediction, state, result.spec, result.rendered, predictor or predict)
+    return prediction
+
+
+def _engine_prediction(args: argparse.Namespace, state: ClusterState, result: Any) -> tuple[Any, Any]:
     from whatif.predict import predict
     from whatif.volcano.build import EngineUnavailableError, ensure_built
 
-    state = _state(args, result.spec.config.cluster.context)
     if args.engine != "model":
         try:
             ensure_built()
@@ -145,12 +156,12 @@ def _predict(args: argparse.Namespace, result: Any) -> Any:
             from whatif.volcano.runner import EngineError
 
             try:
-                return predict_with_volcano(state, result.spec, result.rendered)
+                return predict_with_volcano, predict_with_volcano(state, result.spec, result.rendered)
             except EngineError as failed:
                 if args.engine == "volcano":
                     raise
                 print(f"note: the model answers: {failed}", file=sys.stderr)
-    return predict(state, result.spec, result.rendered)
+    return predict, predict(state, result.spec, result.rendered)
 
 
 def cmd_whatif(args: argparse.Namespace) -> int:

@@ -187,6 +187,26 @@ def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node])
     return out
 
 
+def node_affinity(spec: dict[str, Any]) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...]:
+    """A pod's required node-affinity terms (match expressions only; `matchFields` selects nodes
+    by name, which no stack writes). Parts of another shape than Kubernetes' are left out."""
+    affinity = spec.get("affinity")
+    node = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node, dict) else None
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    out = []
+    for term in terms if isinstance(terms, list) else ():
+        expressions = term.get("matchExpressions") if isinstance(term, dict) else None
+        out.append(
+            tuple(
+                (str(e.get("key")), str(e.get("operator")), tuple(str(v) for v in e.get("values") or ()))
+                for e in (expressions if isinstance(expressions, list) else ())
+                if isinstance(e, dict) and isinstance(e.get("values") or [], list)
+            )
+        )
+    return tuple(out)
+
+
 def _task(pod: dict[str, Any], job: str, priorities: dict[str, int], default: int, order: int) -> Task:
     metadata, spec = pod["metadata"], pod.get("spec") or {}
     labels = dict(metadata.get("labels") or {})
@@ -207,6 +227,7 @@ def _task(pod: dict[str, Any], job: str, priorities: dict[str, int], default: in
         preemptable=flag == "true",
         preemption_never=spec.get("preemptionPolicy") == "Never",
         node_selector=dict(spec.get("nodeSelector") or {}),
+        node_affinity=node_affinity(spec),
         tolerations=list(spec.get("tolerations") or []),
         labels=labels,
         critical=spec.get("priorityClassName") in CRITICAL or metadata.get("namespace") == "kube-system",

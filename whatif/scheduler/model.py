@@ -48,6 +48,9 @@ class Task:
     preemption_never: bool = False
     role: str = ""
     node_selector: dict[str, str] = field(default_factory=dict)
+    node_affinity: tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...] = ()
+    """Required node-affinity terms (any one must match), each its match expressions (key,
+    operator, values): what a model on several pools selects its nodes by."""
     tolerations: list[dict[str, Any]] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
     critical: bool = False
@@ -67,8 +70,16 @@ class Task:
         """Equal for tasks every node judges alike: requests, node selector and tolerations (the
         predicates and node scores read nothing else of a task)."""
         return hash(
-            (tuple(sorted(self.resreq.items())), tuple(sorted(self.node_selector.items())), repr(self.tolerations))
+            (
+                tuple(sorted(self.resreq.items())),
+                tuple(sorted(self.node_selector.items())),
+                self.node_affinity,
+                repr(self.tolerations),
+            )
         )
+
+    def affinity_keys(self) -> set[str]:
+        return {key for term in self.node_affinity for key, _, _ in term}
 
     @cached_property
     def best_effort(self) -> bool:

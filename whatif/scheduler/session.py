@@ -71,7 +71,12 @@ class Session:
     _by_priority: list[Job] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        selected = {key for job in self.jobs.values() for task in job.tasks for key in task.node_selector}
+        selected = {
+            key
+            for job in self.jobs.values()
+            for task in job.tasks
+            for key in (*task.node_selector, *task.affinity_keys())
+        }
         domains: dict[str, list[str]] = {}
         for hypernode in sorted(self.hypernodes.values(), key=lambda h: h.name):
             if hypernode.name != ROOT:
