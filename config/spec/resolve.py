@@ -14,7 +14,8 @@ from config.sections.stack import StackConfig
 from config.spec.accelerator import resolve_accelerator
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec, TenantSpec
-from config.spec.pools import Pool, model_pools, pooled_topology, resolve_pools, scheduling_constraints
+from config.spec.pool_choice import model_pools, scheduling_constraints
+from config.spec.pools import Pool, pooled_topology, resolve_pools
 from config.spec.topology import Topology, resolve_topology
 from config.upstream.accelerators import VENDORS, vendor_of
 from config.upstream.versions import version_tuple
