@@ -73,7 +73,22 @@ def _queue(obj: dict[str, Any], state: str, order: int) -> Queue:
         priority=int(spec.get("priority", 0)),
         parent=spec.get("parent") if spec.get("parent") not in (None, "") else None,
         order=order,
+        node_groups=_node_groups(spec),
     )
+
+
+def _node_groups(spec: dict[str, Any]) -> tuple[str, ...]:
+    """The groups a queue's affinity lets its tasks use (required or preferred; anti-affinity,
+    which no stack writes, is not read)."""
+    affinity = spec.get("affinity")
+    groups = affinity.get("nodeGroupAffinity") if isinstance(affinity, dict) else None
+    if not isinstance(groups, dict):
+        return ()
+    found: list[str] = []
+    for key in ("requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"):
+        values = groups.get(key)
+        found += [str(v) for v in values] if isinstance(values, list) else []
+    return tuple(found)
 
 
 def _namespaced(obj: dict[str, Any]) -> str:

@@ -35,12 +35,16 @@ def queue_manifest(tenant: TenantSpec) -> dict[str, Any]:
         spec["guarantee"] = {"resource": dict(queue.guarantee)}
     if tenant.parent_queue:
         spec["parent"] = tenant.parent_queue
+    if tenant.node_groups is not None:
+        spec["affinity"] = {
+            "nodeGroupAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": list(tenant.node_groups)}
+        }
     return {
         "apiVersion": QUEUE_API_VERSION,
         "kind": "Queue",
         "metadata": {
             "name": tenant.queue_name,
-            "labels": {TENANT_LABEL: tenant.name, **MANAGED_BY},
+            "labels": {TENANT_LABEL: tenant.parent if tenant.accelerator_type else tenant.name, **MANAGED_BY},
             "annotations": {WAIT_FOR_ANNOTATION: QUEUE_OPEN},
         },
         "spec": spec,

@@ -55,7 +55,7 @@ def _victim_tiers(spec: PlatformSpec) -> list[Problem]:
     evicting = [a for a in actions if a in EVICTION_ACTIONS]
     if not evicting:
         return []
-    conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
+    conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models, spec.node_groups)
     tiers = [tier["plugins"] for tier in conf["tiers"]]
     plugins = volcano.scheduler.plugins
     problems: list[Problem] = []
@@ -195,7 +195,7 @@ def _action_pairs(spec: PlatformSpec) -> list[Problem]:
             )
         )
     if gang and not multi_node:
-        conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
+        conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models, spec.node_groups)
         if "gang" not in plugin_names(conf):
             problems.append(
                 Problem(

@@ -154,6 +154,10 @@ def _named(spec: PlatformSpec) -> Iterator[tuple[str, str, str]]:
         ):
             for name in quotas:
                 yield join_path("tenants", tenant, "queue", field, name), name, "quota"
+        for kind, typed in queue.by_type.items():
+            for field in ("capability", "deserved", "guarantee"):
+                for name in getattr(typed, field):
+                    yield join_path("tenants", tenant, "queue", "byType", kind, field, name), name, "quota"
     if config.default_queue is not None and config.default_queue.capability:
         for name in config.default_queue.capability:
             yield join_path("defaultQueue", "capability", name), name, "quota"

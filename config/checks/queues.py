@@ -22,7 +22,7 @@ def check_queues(spec: PlatformSpec) -> list[Problem]:
         if tenant.depth > MAX_QUEUE_DEPTH:
             problems.append(
                 Problem(
-                    join_path("tenants", tenant.name, "queue", "parent"),
+                    join_path(tenant.queue_path, "parent"),
                     f"queue `{tenant.queue_name}` is {tenant.depth} levels below `root`, at most "
                     f"{MAX_QUEUE_DEPTH} are allowed",
                     "flatten the hierarchy",
@@ -33,6 +33,7 @@ def check_queues(spec: PlatformSpec) -> list[Problem]:
         if tenant.children:
             problems += _children_sum(spec, tenant)
     problems += _cluster_inventory(spec)
+    problems += _type_inventory(spec)
     problems += _leaf_queues(spec)
     return problems
 
@@ -43,7 +44,7 @@ def _values(resources: dict[str, str]) -> dict[str, Decimal]:
 
 def _own_limits(tenant: TenantSpec) -> list[Problem]:
     queue = tenant.config.queue
-    base = join_path("tenants", tenant.name, "queue")
+    base = tenant.queue_path
     guarantee, deserved, capability = (_values(queue.guarantee), _values(queue.deserved), _values(queue.capability))
     problems: list[Problem] = []
     for resource, value in guarantee.items():
@@ -84,7 +85,7 @@ def _within_parent(spec: PlatformSpec, tenant: TenantSpec) -> list[Problem]:
     mine, theirs = _values(tenant.config.queue.capability), _values(parent.config.queue.capability)
     return [
         Problem(
-            join_path("tenants", tenant.name, "queue", "capability", resource),
+            join_path(tenant.queue_path, "capability", resource),
             f"capability {format_amount(value)} exceeds the parent queue "
             f"`{parent.queue_name}`'s {format_amount(theirs[resource])}",
             "keep a child's capability within its parent's",
@@ -104,7 +105,7 @@ def _children_sum(spec: PlatformSpec, parent: TenantSpec) -> list[Problem]:
                 sums[resource] += value
         own = _values(getattr(parent.config.queue, field))
         for resource, total in sums.items():
-            path = join_path("tenants", parent.name, "queue", field, resource)
+            path = join_path(parent.queue_path, field, resource)
             if resource not in own:
                 problems.append(
                     Problem(
@@ -147,7 +148,7 @@ def _cluster_inventory(spec: PlatformSpec) -> list[Problem]:
             listed = ", ".join(f"{name} {format_amount(amount)}" for name, amount in shares.items())
             problems.append(
                 Problem(
-                    join_path("tenants", largest, "queue", field, gpu),
+                    join_path(spec.tenants[largest].queue_path, field, gpu),
                     f"top-level queues' {field} of {gpu} adds up to {format_amount(total)} ({listed}), but the "
                     f"topology has {format_amount(inventory)} {words}",
                     f"lower the {field}s (the largest is `{largest}`'s) or describe the missing nodes",
@@ -155,6 +156,40 @@ def _cluster_inventory(spec: PlatformSpec) -> list[Problem]:
                 )
             )
     problems += _one_tenant_takes_all(spec, inventory)
+    return problems
+
+
+def _type_inventory(spec: PlatformSpec) -> list[Problem]:
+    """Quotas of one accelerator type cannot promise more than that type's pools have (at their
+    largest): a guarantee beyond it is an error, a deserved share a warning."""
+    if spec.topology is None or not spec.pools:
+        return []
+    gpu = spec.gpu_resource
+    inventory: dict[str, Decimal] = defaultdict(Decimal)
+    for name in spec.pools:
+        inventory[spec.pool_types[name]] += spec.topology.domains[name].gpus
+    problems: list[Problem] = []
+    typed = [t for t in spec.tenants.values() if t.accelerator_type is not None]
+    checks: tuple[tuple[str, Severity], ...] = (("guarantee", "error"), ("deserved", "warning"))
+    for field, severity in checks:
+        for kind, have in inventory.items():
+            shares = {
+                t.name: quantity_value(getattr(t.config.queue, field)[gpu])
+                for t in typed
+                if t.accelerator_type == kind and gpu in getattr(t.config.queue, field)
+            }
+            total = sum(shares.values(), Decimal(0))
+            if total > have:
+                largest = max(shares, key=lambda name: shares[name])
+                problems.append(
+                    Problem(
+                        join_path(spec.tenants[largest].queue_path, field, gpu),
+                        f"the {field}s of type `{kind}` add up to {format_amount(total)}, but its pools have "
+                        f"{format_amount(have)} {spec.accelerator.words} at their largest",
+                        f"lower the {field}s of `{kind}`, or let its pools grow",
+                        severity=severity,
+                    )
+                )
     return problems
 
 
@@ -171,7 +206,7 @@ def _one_tenant_takes_all(spec: PlatformSpec, inventory: Decimal) -> list[Proble
             others = [t.name for t in top if t.name != tenant.name]
             problems.append(
                 Problem(
-                    join_path("tenants", tenant.name, "queue", "guarantee", gpu),
+                    join_path(tenant.queue_path, "guarantee", gpu),
                     f"`{tenant.name}` is guaranteed {guarantee} of the cluster's {format_amount(inventory)} "
                     f"{spec.accelerator.words}; {', '.join(others)} get only what it leaves idle and lose even that "
                     "when it reclaims",
@@ -195,5 +230,5 @@ def _leaf_queues(spec: PlatformSpec) -> list[Problem]:
             got=model.tenant,
         )
         for model in spec.models.values()
-        if not spec.tenants[model.tenant].leaf
+        if not spec.tenants[model.queue_tenant].leaf
     ]

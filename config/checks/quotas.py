@@ -17,7 +17,7 @@ def check_queue_capacity(spec: PlatformSpec) -> list[Problem]:
     problems: list[Problem] = []
     totals: dict[str, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     for model in spec.models.values():
-        caps = _effective_capability(spec, model.tenant)
+        caps = _effective_capability(spec, model.queue_tenant)
         gang = model.gang.requests()
         total = {res: v * model.config.planned_replicas for res, v in gang.items()}
         path = join_path("models", model.name)
@@ -31,7 +31,8 @@ def check_queue_capacity(spec: PlatformSpec) -> list[Problem]:
                         path,
                         f"one replica needs {format_amount(gang[resource])} {resource} but queue "
                         f"`{queue}` is capped at {format_amount(cap)}; it can never start",
-                        f"raise `{join_path('tenants', owner, 'queue', 'capability', resource)}`, or shrink the model",
+                        f"raise `{join_path(spec.tenants[owner].queue_path, 'capability', resource)}`, "
+                        "or shrink the model",
                     )
                 )
             elif total[resource] > cap:
@@ -45,13 +46,13 @@ def check_queue_capacity(spec: PlatformSpec) -> list[Problem]:
                     )
                 )
         for resource, value in total.items():
-            totals[model.tenant][resource] += value
+            totals[model.queue_tenant][resource] += value
     for tenant, usage in totals.items():
         for resource, (cap, owner) in _effective_capability(spec, tenant).items():
             if usage.get(resource, Decimal(0)) > cap:
                 problems.append(
                     Problem(
-                        join_path("tenants", tenant, "queue", "capability"),
+                        join_path(spec.tenants[tenant].queue_path, "capability"),
                         f"the tenant's models together need {format_amount(usage[resource])} "
                         f"{resource}, more than queue `{spec.tenants[owner].queue_name}` allows "
                         f"({format_amount(cap)}); "

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from config.schema.base import ConfigModel, invalid
-from config.schema.names import ExtendedResourceName, LabelKey, LabelValue
+from config.schema.names import DnsLabel, ExtendedResourceName, LabelKey, LabelValue
 
 NodeCount = Annotated[int, Field(ge=0, le=100_000)]
 
@@ -29,7 +29,10 @@ class PoolAccelerator(ConfigModel):
     """Extended resource name of the devices. Default: `cluster.gpuResource`."""
     product: Annotated[str, Field(min_length=1, max_length=63)] | None = None
     """The product, as GPU feature discovery labels it (`nvidia.com/gpu.product`, e.g.
-    `NVIDIA-H100-80GB-HBM3`, `NVIDIA-L40S`): shown in summaries, and the pool's quota type."""
+    `NVIDIA-H100-80GB-HBM3`, `NVIDIA-L40S`): shown in summaries and checked by preflight."""
+    type: DnsLabel | None = None
+    """The accelerator type tenants' quotas per type name (`tenants.<t>.queue.byType.<type>`),
+    e.g. `h100`; pools of one type share those quotas. Default: the pool's name."""
 
 
 class PoolTaint(ConfigModel):

@@ -14,6 +14,17 @@ from config.upstream.volcano import QUEUE_WEIGHT_MAX
 ResourceList = dict[ResourceName, Quantity]
 
 
+class TypeQuota(ConfigModel):
+    """A tenant's quota on one accelerator type (`pools.<p>.accelerator.type`)."""
+
+    capability: ResourceList = {}
+    """Hard upper limit on that type's pools, e.g. `{nvidia.com/gpu: 32}`."""
+    deserved: ResourceList = {}
+    """Fair share on that type's pools."""
+    guarantee: ResourceList = {}
+    """Reserved on that type's pools; needs `deserved` for each."""
+
+
 class QueueConfig(ConfigModel):
     """The tenant's Volcano Queue (`scheduling.volcano.sh/v1beta1`)."""
 
@@ -35,6 +46,13 @@ class QueueConfig(ConfigModel):
     """Queue priority: higher-priority queues are served first."""
     dequeue_strategy: Literal["fifo", "traverse"] = "traverse"
     """How jobs leave the queue: strictly in order, or skipping jobs that cannot start yet."""
+    by_type: dict[DnsLabel, TypeQuota] = {}
+    """Quotas per accelerator type (stacks with `pools`), e.g. `{h100: {deserved: {nvidia.com/gpu:
+    32}}, l40s: {capability: {nvidia.com/gpu: 16}}}`. Each becomes a child queue
+    `<queue>-<type>` whose pods Volcano's `nodegroup` plugin keeps on that type's pools (the
+    queue's node-group affinity), so a grant of one type cannot be spent on another; the
+    tenant's models run in the child queue of their pools' type. The tenant's own `capability`,
+    `deserved` and `guarantee` then bound the sum over its types."""
 
 
 class TenantConfig(ConfigModel):

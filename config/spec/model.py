@@ -32,6 +32,9 @@ class ModelSpec:
     """Multi-node model with a platform-made PodGroup (LWS gang scheduling off)."""
     pod_requests: dict[str, str]
     """Requests (= limits) of one pod, resource -> quantity text."""
+    queue_owner: str = ""
+    """The tenant entry whose queue it runs in: its tenant, or the tenant's queue of its pools'
+    accelerator type (`queue.byType`)."""
     pools: tuple[str, ...] | None = None
     """Node pools its pods may run on (stacks with `pools`); None: any node."""
     node_selector: dict[str, str] = field(default_factory=dict)
@@ -49,6 +52,10 @@ class ModelSpec:
     def gang(self) -> Gang:
         """One replica as Volcano schedules it: its pods and their requests."""
         return Gang(self.config.nodes_per_replica, self.pod_requests)
+
+    @property
+    def queue_tenant(self) -> str:
+        return self.queue_owner or self.tenant
 
     @property
     def gpus_per_pod(self) -> int:

@@ -15,7 +15,7 @@ from config.sections.tenants import TenantConfig
 from config.spec.accelerator import Accelerator
 from config.spec.model import ModelSpec
 from config.spec.placement import Placement, Status, domain_status
-from config.spec.pools import Pool
+from config.spec.pools import Pool, pool_type
 from config.spec.topology import Topology
 
 
@@ -31,10 +31,22 @@ class TenantSpec:
     depth: int
     """1 for a queue directly under `root`."""
     children: tuple[str, ...] = ()
+    queue_key: str = ""
+    """Key path of the queue's settings: `tenants.<t>.queue`, or `tenants.<t>.queue.byType.<type>`
+    for a queue of one accelerator type."""
+    accelerator_type: str | None = None
+    """The accelerator type of a tenant's queue per type (`queue.byType`)."""
+    node_groups: tuple[str, ...] | None = None
+    """The node groups its tasks may use (the queue's node-group affinity), where the stack keeps
+    quotas per type; None: no affinity."""
 
     @property
     def leaf(self) -> bool:
         return not self.children
+
+    @property
+    def queue_path(self) -> str:
+        return self.queue_key or f"tenants.{self.name}.queue"
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,17 @@ class PlatformSpec:
         """The placement verdict of every topology domain, the one the summary, `summary.json`, the
         picture and the checks all show (`config.spec.placement.domain_status`)."""
         return domain_status(self.placements.values(), self.topology) if self.topology is not None else {}
+
+    @property
+    def node_groups(self) -> bool:
+        """Queues keep their tasks on node groups (quotas per accelerator type): the `nodegroup`
+        plugin runs."""
+        return any(t.node_groups is not None for t in self.tenants.values())
+
+    @cached_property
+    def pool_types(self) -> dict[str, str]:
+        """Pool -> the accelerator type quotas per type name it by."""
+        return {name: pool_type(pool) for name, pool in self.pools.items()}
 
     @property
     def queue_names(self) -> dict[str, str]:

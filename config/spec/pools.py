@@ -270,3 +270,9 @@ def _shaped(name: str, pool: Pool, gpus: int, tiers: int, problems: list[Problem
         name, tiers + 1, path, None, tuple(t for t, _ in tops), (), ((gpus, sum(n for _, n in tops)),), name
     )
     return out
+
+
+def pool_type(pool: Pool) -> str:
+    """The accelerator type tenants' quotas per type name: the pool's own, else its name."""
+    accelerator = pool.config.accelerator
+    return (accelerator.type if accelerator and accelerator.type else None) or pool.name

@@ -17,6 +17,7 @@ from config.upstream.volcano import (
     FLOOR_TIER_NAMES,
     GANG_EVICTION_ACTIONS,
     GANG_EVICTION_QUEUE_PLUGINS,
+    NODEGROUP_PLUGIN,
     PLUGIN_FLAGS,
     TOPOLOGY_PLUGIN,
 )
@@ -34,7 +35,9 @@ def _entry(name: str, flags: dict[str, bool] | None = None, arguments: dict[str,
     return entry
 
 
-def default_tiers(volcano: VolcanoConfig, gpu_resource: str, hierarchy: bool) -> list[list[PluginEntry]]:
+def default_tiers(
+    volcano: VolcanoConfig, gpu_resource: str, hierarchy: bool, node_groups: bool = False
+) -> list[list[PluginEntry]]:
     """The generated policy before the stack's overrides.
 
     Tier 1 holds every plugin that chooses eviction victims: the scheduler takes the victims of the
@@ -61,6 +64,10 @@ def default_tiers(volcano: VolcanoConfig, gpu_resource: str, hierarchy: bool) ->
         _entry("predicates"),
         _entry("nodeorder"),
     ]
+    if node_groups:
+        # Quotas per accelerator type: each queue's tasks stay on its node groups. Not strict, so
+        # nodes outside every group (system nodes) still take tasks of queues without an affinity.
+        second.append(_entry(NODEGROUP_PLUGIN, arguments={"strict": False}))
     binpack = scheduler.binpack
     if binpack.enabled:
         resources = {gpu_resource: binpack.gpu, **binpack.resources}
@@ -138,10 +145,14 @@ def scheduler_actions(volcano: VolcanoConfig, multi_node_models: bool) -> tuple[
 
 
 def scheduler_conf(
-    volcano: VolcanoConfig, gpu_resource: str, hierarchy: bool, multi_node_models: bool = False
+    volcano: VolcanoConfig,
+    gpu_resource: str,
+    hierarchy: bool,
+    multi_node_models: bool = False,
+    node_groups: bool = False,
 ) -> dict[str, Any]:
     """The conf mapping: `actions` (one comma-separated string), `tiers`, `configurations`."""
-    tiers = default_tiers(volcano, gpu_resource, hierarchy)
+    tiers = default_tiers(volcano, gpu_resource, hierarchy, node_groups)
     for name, settings in volcano.scheduler.plugins.items():
         _apply(tiers, name, settings)
     conf: dict[str, Any] = {

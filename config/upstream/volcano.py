@@ -78,6 +78,12 @@ REGISTERED_PLUGINS: Final = frozenset(
 )
 QUEUE_PLUGINS: Final = ("capacity", "proportion")
 TOPOLOGY_PLUGIN: Final = "network-topology-aware"
+# The `nodegroup` plugin (pkg/scheduler/plugins/nodegroup/nodegroup.go, v1.15.1): a node's group is
+# its `volcano.sh/nodegroup-name` label; a queue's `spec.affinity.nodeGroupAffinity` lists the
+# groups its tasks may use. A labelled node takes only tasks of queues with an affinity that names
+# its group; with `strict: false` an unlabelled node takes tasks of queues without any affinity.
+NODEGROUP_PLUGIN: Final = "nodegroup"
+NODE_GROUP_LABEL: Final = "volcano.sh/nodegroup-name"
 
 # Boolean switches a plugin entry of volcano-scheduler.conf accepts besides `name` and `arguments`:
 # the YAML keys of `PluginOption` (pkg/scheduler/conf/scheduler_conf.go, v1.15.1), `enable...` and

@@ -21,6 +21,7 @@ from whatif.scheduler.plugins import (
     ConformancePlugin,
     DrfPlugin,
     GangPlugin,
+    NodeGroupPlugin,
     NodeOrderPlugin,
     OvercommitPlugin,
     PredicatesPlugin,
@@ -43,6 +44,7 @@ PLUGINS: dict[str, type[Plugin]] = {
     "capacity": CapacityPlugin,
     "proportion": ProportionPlugin,
     "network-topology-aware": NetworkTopologyPlugin,
+    "nodegroup": NodeGroupPlugin,
     "sla": AbstainingPlugin,
     "resourcequota": AbstainingPlugin,
 }

@@ -274,6 +274,9 @@ class Queue:
     priority: int = 0
     parent: str | None = None
     order: int = 0
+    node_groups: tuple[str, ...] = ()
+    """Node groups its tasks may use (`spec.affinity.nodeGroupAffinity`, required and preferred
+    alike for the predicate); empty: no affinity."""
 
 
 @dataclass(eq=False)

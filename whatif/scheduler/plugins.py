@@ -199,6 +199,33 @@ class PredicatesPlugin(Plugin):
         return None
 
 
+NODE_GROUP_LABEL = "volcano.sh/nodegroup-name"
+
+
+class NodeGroupPlugin(Plugin):
+    """`nodegroup` (pkg/scheduler/plugins/nodegroup/nodegroup.go): a labelled node takes a task only
+    when its queue's node-group affinity names the node's group; an unlabelled node only tasks of
+    queues without any affinity, and only when not `strict` (the default is strict). Its node
+    score adds the same 100 to every node a required group allows, so it never reorders them and
+    is not modelled."""
+
+    name = "nodegroup"
+
+    def on_session_open(self) -> None:
+        self.strict = self.arguments.get("strict", True) is not False
+
+    def predicate(self, task: Task, node: Node) -> str | None:
+        job = self.session.jobs.get(task.job)
+        queue = self.session.queues.get(job.queue) if job is not None else None
+        groups = queue.node_groups if queue is not None else None
+        group = node.labels.get(NODE_GROUP_LABEL)
+        if group is None:
+            return None if not self.strict and not groups else "node group label not found"
+        if not groups:
+            return "node group affinity not specified"
+        return None if group in groups else "node does not satisfy the node group affinity"
+
+
 BALANCED_GPU = "nvidia.com/gpu"
 """The extended resource nodeorder adds to the balanced score (`nodeorder.go` `InitPlugin`)."""
 
