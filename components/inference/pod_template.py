@@ -16,6 +16,7 @@ from config.platform_labels import ROLE_LABEL, model_labels
 from config.sections.models import FieldRef, SecretRef
 from config.spec.model import ModelSpec
 from config.upstream.accelerators import AMD_RAY_NOSET_ENV
+from config.upstream.interconnects import INTERCONNECTS
 from config.upstream.kubernetes import MULTUS_ANNOTATION
 from config.upstream.vllm_releases import (
     ENGINE_READY_DEFAULT_SECONDS,
@@ -64,6 +65,11 @@ def _env(model: ModelSpec, role: Role) -> list[dict[str, Any]]:
     ):
         # Older releases leave it to the image; not every ROCm image sets it (`config.upstream.accelerators`).
         env.append({"name": AMD_RAY_NOSET_ENV, "value": "1"})
+    for device in cfg.resources.devices:
+        interconnect = INTERCONNECTS.get(device)
+        for name, value in interconnect.env.items() if interconnect else ():
+            if name not in cfg.env and all(e["name"] != name for e in env):
+                env.append({"name": name, "value": value})
     budget = cfg.startup.load_timeout_seconds
     # Only releases that read the variable get it; older ones hard-code the wait (a warning says so).
     if (

@@ -21,6 +21,7 @@ from config.spec.pool_choice import model_pools, scheduling_constraints
 from config.spec.pools import Pool, pool_type, pooled_topology, resolve_pools
 from config.spec.topology import Topology, resolve_topology
 from config.upstream.accelerators import VENDORS, vendor_of
+from config.upstream.interconnects import INTERCONNECTS
 from config.upstream.versions import version_tuple
 from config.upstream.vllm_releases import CURRENT as VLLM_CURRENT_VERSION
 from config.upstream.vllm_releases import image_vllm_version
@@ -196,6 +197,9 @@ def _resolve_model(
         requests[gpu_resource] = str(model.resources.gpus)
     for device, count in model.resources.devices.items():
         requests[device] = str(count)
+    for device in model.resources.devices:
+        for resource, quantity in INTERCONNECTS[device].requests.items() if device in INTERCONNECTS else ():
+            requests.setdefault(resource, quantity)
     version = version_tuple(model.vllm_version) if model.vllm_version else image_vllm_version(model.image)
     allowed, found = model_pools(name, model, gpu_resource, pools, topology.tiers if topology else ())
     if found:
