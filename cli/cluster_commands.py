@@ -129,15 +129,16 @@ def _print_sections(sections: dict[str, Any], include_form: bool) -> None:
 def _predict(args: argparse.Namespace, result: Any) -> Any:
     """The prediction by the engine `--engine` names (`auto`: Volcano's own code where it can be
     built or is built already, else the model, saying why on standard error); with pools, models
-    waiting on an autoscaled pool are told apart by the same engine (`whatif.pool_growth`)."""
+    waiting on an autoscaled pool are told apart by the same engine (`whatif.pool_growth`), and a
+    model whose weight claim is missing waits (`whatif.claims`)."""
+    from whatif.claims import with_missing_claims
     from whatif.pool_growth import with_pool_growth
-    from whatif.predict import predict
 
     state = _state(args, result.spec.config.cluster.context)
     predictor, prediction = _engine_prediction(args, state, result)
     if result.spec.pools:
-        prediction = with_pool_growth(prediction, state, result.spec, result.rendered, predictor or predict)
-    return prediction
+        prediction = with_pool_growth(prediction, state, result.spec, result.rendered, predictor)
+    return with_missing_claims(prediction, state, result.spec)
 
 
 def _engine_prediction(args: argparse.Namespace, state: ClusterState, result: Any) -> tuple[Any, Any]:

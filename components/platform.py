@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
+from components.inference.claims import WeightClaims
 from components.inference.model_objects import ModelDependencies
 from components.inference.multi_node import MultiNodeModel
 from components.inference.single_node import SingleNodeModel
@@ -43,11 +44,13 @@ class GpuPlatform(pulumi.ComponentResource):
             NetworkTopology("topology", spec.topology, spec.config.topology, volcano, child)
         lws = LwsInstall("lws", spec, child) if spec.lws_install else None
         secrets = WorkloadSecrets("secrets", spec, dict(tenants.namespaces), child)
+        if spec.claims:
+            WeightClaims("claims", spec, dict(tenants.namespaces), child)
 
         for model in spec.models.values():
             deps = ModelDependencies(
                 namespace=tenants.namespaces[model.namespace],
-                queue=tenants.queues[model.tenant],
+                queue=tenants.queues[model.queue_tenant],
                 priority_class=classes.classes[model.config.priority_class],
                 secrets=secrets.by_namespace.get(model.namespace, ()),
                 lws=lws.release if lws is not None and model.multi_node else None,

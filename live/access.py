@@ -41,6 +41,7 @@ BUILTIN: dict[tuple[str, str], tuple[str, bool]] = {
     ("", "Service"): ("services", True),
     ("", "Secret"): ("secrets", True),
     ("", "ConfigMap"): ("configmaps", True),
+    ("", "PersistentVolumeClaim"): ("persistentvolumeclaims", True),
     ("", "ServiceAccount"): ("serviceaccounts", True),
     ("apps", "Deployment"): ("deployments", True),
     ("apps", "StatefulSet"): ("statefulsets", True),

@@ -49,6 +49,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("namespaces", "Namespace", "", "v1", "namespaces"),
     Kind("pods", "Pod", "", "v1", "pods"),
     Kind("services", "Service", "", "v1", "services"),
+    Kind("persistent_volume_claims", "PersistentVolumeClaim", "", "v1", "persistentvolumeclaims"),
     Kind("priority_classes", "PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses"),
     Kind("deployments", "Deployment", "apps", "v1", "deployments"),
     Kind("queues", "Queue", "scheduling.volcano.sh", "v1beta1", "queues"),
@@ -58,7 +59,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("crds", "CustomResourceDefinition", "apiextensions.k8s.io", "v1", "customresourcedefinitions"),
 )
 DUMP_COMMAND = (
-    "kubectl get nodes,namespaces,pods,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
+    "kubectl get nodes,namespaces,pods,priorityclasses,deployments,services,persistentvolumeclaims,"
+    "queues.scheduling.volcano.sh,"
     "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
     "customresourcedefinitions -A -o json --show-managed-fields > cluster.json"
 )
@@ -71,6 +73,8 @@ class ClusterState:
     pods: list[dict[str, Any]] = field(default_factory=list)
     """Every pod: what runs where, for the what-if (`whatif`)."""
     services: list[dict[str, Any]] = field(default_factory=list)
+    persistent_volume_claims: list[dict[str, Any]] = field(default_factory=list)
+    """Claims, for the weight volumes models mount."""
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     deployments: list[dict[str, Any]] = field(default_factory=list)
     queues: list[dict[str, Any]] = field(default_factory=list)
@@ -176,6 +180,9 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
         "namespaces": lambda: client.CoreV1Api(api_client).list_namespace(),
         "pods": lambda: client.CoreV1Api(api_client).list_pod_for_all_namespaces(),
         "services": lambda: client.CoreV1Api(api_client).list_service_for_all_namespaces(),
+        "persistent_volume_claims": lambda: client.CoreV1Api(
+            api_client
+        ).list_persistent_volume_claim_for_all_namespaces(),
         "priority_classes": lambda: client.SchedulingV1Api(api_client).list_priority_class(),
         "deployments": lambda: client.AppsV1Api(api_client).list_deployment_for_all_namespaces(),
         "crds": lambda: client.ApiextensionsV1Api(api_client).list_custom_resource_definition(),

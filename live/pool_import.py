@@ -99,6 +99,8 @@ def _pool(
         products = Counter(p for n in members if (p := _labels(n).get(PRODUCT_LABEL)))
         if products:
             accelerator["product"] = products.most_common(1)[0][0]
+        if declared is not None and declared.accelerator is not None and declared.accelerator.type:
+            accelerator["type"] = declared.accelerator.type  # the stack's name for the type, not a label
         pool["accelerator"] = accelerator
     taints = _common_taints(members)
     if taints:

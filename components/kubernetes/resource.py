@@ -85,6 +85,7 @@ NAMESPACE = _built_in("v1", "Namespace")
 SERVICE = _built_in("v1", "Service")
 CONFIG_MAP = _built_in("v1", "ConfigMap")
 SECRET = _built_in("v1", "Secret", secret_inputs=("data", "stringData"))
+PERSISTENT_VOLUME_CLAIM = _built_in("v1", "PersistentVolumeClaim")
 CONFIG_MAP_PATCH = _built_in("v1", "ConfigMap", patch=True)
 """A server-side-apply patch of the keys of a ConfigMap whose other keys are someone else's."""
 NODE_PATCH = _built_in("v1", "Node", patch=True)

@@ -20,7 +20,7 @@ from config.checks.quotas import check_queue_capacity
 from config.checks.scheduler import check_scheduler
 from config.checks.security import check_pod_security
 from config.checks.vllm import check_accelerator
-from config.checks.volumes import check_host_paths
+from config.checks.volumes import check_host_paths, check_weight_claims
 from config.errors import Problem
 from config.spec.platform import PlatformSpec
 
@@ -45,6 +45,7 @@ CHECKS: tuple[Check, ...] = (
     check_observability,
     check_accelerator,
     check_host_paths,
+    check_weight_claims,
 )
 
 

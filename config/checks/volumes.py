@@ -179,3 +179,43 @@ def _shadowing(where: str, mount: str, mounts: dict[str, str]) -> list[Problem]:
             )
         ]
     return []
+
+
+ONE_NODE_MODES = ("ReadWriteOnce", "ReadWriteOncePod")
+
+
+def check_weight_claims(spec: PlatformSpec) -> list[Problem]:
+    """Models of one namespace that share a created claim describe it alike; a claim one node at a
+    time can mount holds only a model whose every pod is on one node."""
+    problems: list[Problem] = []
+    first: dict[tuple[str, str], str] = {}
+    for model in spec.models.values():
+        pvc = model.config.source.pvc
+        if pvc is None or pvc.create is None:
+            continue
+        key = (model.namespace, pvc.claim_name)
+        path = join_path("models", model.name, "source", "pvc", "create")
+        if key in first and spec.claims[key] != pvc.create:
+            problems.append(
+                Problem(
+                    path,
+                    f"claim `{pvc.claim_name}` in namespace `{model.namespace}` is also created by model "
+                    f"`{first[key]}`, described differently",
+                    f"describe it alike in both models, or create it in one (`models.{first[key]}.source.pvc.create`) "
+                    "and leave `create` out here",
+                )
+            )
+        first.setdefault(key, model.name)
+        pods = model.gang.pods * max(model.config.planned_replicas, 1)
+        if pvc.create.access_mode in ONE_NODE_MODES and pods > 1:
+            problems.append(
+                Problem(
+                    join_path(path, "accessMode"),
+                    f"`{pvc.create.access_mode}` lets one node mount the claim, and the model runs {pods} pods, which "
+                    "land on several nodes: the others stay Pending",
+                    "use `ReadOnlyMany` or `ReadWriteMany` (a shared file system's StorageClass)",
+                    got=pvc.create.access_mode,
+                    severity="warning",
+                )
+            )
+    return problems

@@ -55,9 +55,27 @@ class NfsVolume(ConfigModel):
     """Exported path."""
 
 
+class ClaimTemplate(ConfigModel):
+    """A PersistentVolumeClaim the stack creates for the weights (on a cloud: a file system such as
+    EFS, FSx for Lustre or Filestore through its CSI driver's StorageClass)."""
+
+    size: Quantity
+    """Requested capacity, e.g. `2Ti`."""
+    storage_class: DnsSubdomain | None = None
+    """StorageClass of the claim. Default: the cluster's default StorageClass."""
+    access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"] = "ReadWriteMany"
+    """How nodes mount it: every replica of a model reads the weights, so a claim that one node at a
+    time can mount (`ReadWriteOnce`, `ReadWriteOncePod`) keeps a second replica on another node
+    Pending (warned about)."""
+
+
 class PvcVolume(ConfigModel):
     claim_name: DnsSubdomain
     """PersistentVolumeClaim in the model's namespace."""
+    create: ClaimTemplate | None = None
+    """Create the claim in the model's namespace (kept when removed from the stack: it holds the
+    weights). Unset: the claim must exist (`preflight` and `whatif` report one that does not).
+    Models of one namespace that name the same claim share it and must describe it alike."""
 
 
 class HostPathVolume(ConfigModel):

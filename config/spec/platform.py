@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from config.errors import Problem
+from config.sections.models import ClaimTemplate
 from config.sections.priority import PriorityClassConfig
 from config.sections.stack import StackConfig
 from config.sections.tenants import TenantConfig
@@ -87,6 +88,18 @@ class PlatformSpec:
         """Queues keep their tasks on node groups (quotas per accelerator type): the `nodegroup`
         plugin runs."""
         return any(t.node_groups is not None for t in self.tenants.values())
+
+    @cached_property
+    def claims(self) -> dict[tuple[str, str], ClaimTemplate]:
+        """(Namespace, claim) -> how to create it: the weight claims the stack creates, the first
+        model's description where several models share one (`config.checks.volumes` refuses two
+        that differ)."""
+        out: dict[tuple[str, str], ClaimTemplate] = {}
+        for model in self.models.values():
+            pvc = model.config.source.pvc
+            if pvc is not None and pvc.create is not None:
+                out.setdefault((model.namespace, pvc.claim_name), pvc.create)
+        return out
 
     @cached_property
     def pool_types(self) -> dict[str, str]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
+from live.preflight.autoscalers import check_autoscalers
 from live.preflight.capacity import check_capacity
+from live.preflight.claims import check_claims
 from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.installs import check_installs, check_prerequisites
 from live.preflight.nodes import check_nodes, check_taints, tolerates
@@ -29,7 +31,9 @@ def preflight(spec: PlatformSpec, rendered: Rendered, state: ClusterState) -> Re
     report = Report(spec.stack, state.source)
     check_nodes(spec, state, report)
     check_pools(spec, state, report)
+    check_autoscalers(spec, state, report)
     check_taints(spec, state, report)
+    check_claims(spec, state, report)
     check_existing_objects(spec, rendered, state, report)
     check_installs(spec, rendered, state, report)
     check_prerequisites(spec, rendered, state, report)

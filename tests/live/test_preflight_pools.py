@@ -23,7 +23,8 @@ def _dump() -> dict[str, Any]:
 
 
 def _group(dump: dict[str, Any], group: str) -> list[dict[str, Any]]:
-    return [n for n in dump["items"] if n["metadata"]["labels"].get("eks.amazonaws.com/nodegroup") == group]
+    nodes = [n for n in dump["items"] if n["kind"] == "Node"]
+    return [n for n in nodes if n["metadata"]["labels"].get("eks.amazonaws.com/nodegroup") == group]
 
 
 def _findings(tmp_path: Path, capsys: pytest.CaptureFixture[str], dump: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -104,6 +105,7 @@ def test_gpu_nodes_in_no_pool_and_undeclared_taints_are_reported(
 def test_a_node_two_pools_select_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = stack_raw("aicloud-eks")
     raw["pools"]["l40s"]["selector"] = {"node.kubernetes.io/instance-type": "g6e.12xlarge"}
+    del raw["tenants"]["search"]["queue"]["byType"]  # quotas per type need every pool's node-group label
     stack = write_stack(tmp_path / "Pulumi.overlap.yaml", raw)
     dump = _dump()
     both = _group(dump, "h100-a")[3]
@@ -114,3 +116,30 @@ def test_a_node_two_pools_select_is_an_error(tmp_path: Path, capsys: pytest.Capt
     findings = {f["check"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
     assert code == 1
     assert findings["pool-overlap"]["details"] == [f"{both['metadata']['name']}: h100-a, l40s"]
+
+
+def test_autoscaled_pools_without_an_autoscaler_are_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = _dump()
+    dump["items"] = [o for o in dump["items"] if o["kind"] != "Deployment"]
+    code, findings = _findings(tmp_path, capsys, dump)
+    assert code == 1
+    assert "pools `h100-b`, `l40s` are autoscaled" in findings["autoscaler-missing"]["message"]
+
+
+@pytest.mark.parametrize(("image", "name"), [("public.ecr.aws/karpenter/controller:1.6.0", "Karpenter")])
+def test_the_autoscaler_found_is_named_with_what_it_does_for_gangs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], image: str, name: str
+) -> None:
+    dump = _dump()
+    deployment = next(o for o in dump["items"] if o["kind"] == "Deployment")
+    deployment["metadata"]["name"] = "karpenter"
+    deployment["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    code = main(["preflight", "--stack", "aicloud-eks", "--from", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    note = next(n for n in report["notes"] if "autoscaled pools" in n)
+    assert f"with {name}" in note and "deepseek-v3: a scale-up may hold part of a gang" in note
