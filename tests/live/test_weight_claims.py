@@ -51,7 +51,7 @@ def test_a_missing_claim_is_named_by_preflight_and_the_model_waits_for_it(
     assert code == 1
     missing = [f for f in report["findings"] if f["check"] == "claim-missing"]  # type: ignore[union-attr]
     assert [f["subject"] for f in missing] == ["models.llama-405b.source.pvc.claimName"]
-    code, prediction = _run(
+    _, prediction = _run(
         capsys, "whatif", "--engine", "model", "--stack", "claims", "--config-file", str(stack), "--from", str(dump)
     )
     verdict = next(v for v in prediction["models"] if v["model"] == "llama-405b")  # type: ignore[union-attr]
@@ -66,9 +66,9 @@ def test_a_claim_that_exists_or_that_the_stack_creates_is_no_finding(
         (_stack(tmp_path, create=False), _dump(tmp_path, with_claim=True)),
         (_stack(tmp_path, create=True), _dump(tmp_path, with_claim=False)),
     ):
-        code, report = _run(capsys, "preflight", "--stack", "claims", "--config-file", str(stack), "--from", str(dump))
+        _, report = _run(capsys, "preflight", "--stack", "claims", "--config-file", str(stack), "--from", str(dump))
         assert not [f for f in report["findings"] if f["check"] == "claim-missing"]  # type: ignore[union-attr]
-        code, prediction = _run(
+        _, prediction = _run(
             capsys, "whatif", "--engine", "model", "--stack", "claims", "--config-file", str(stack), "--from", str(dump)
         )
         verdict = next(v for v in prediction["models"] if v["model"] == "llama-405b")  # type: ignore[union-attr]
