@@ -14,7 +14,7 @@ import pulumi
 
 from components.kubernetes.resource import PERSISTENT_VOLUME_CLAIM, KubernetesResource
 from config.platform_labels import MANAGED_BY
-from config.sections.models import ClaimTemplate
+from config.sections.model_source import ClaimTemplate
 from config.spec.platform import PlatformSpec
 
 

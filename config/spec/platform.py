@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from config.errors import Problem
-from config.sections.models import ClaimTemplate
+from config.sections.model_source import ClaimTemplate
 from config.sections.priority import PriorityClassConfig
 from config.sections.stack import StackConfig
 from config.sections.tenants import TenantConfig
