@@ -49,7 +49,7 @@ POD_CIDR = "10.244.0.0/16"
 
 
 WHATIF_KINDS = (
-    "nodes,namespaces,pods,priorityclasses,deployments,services,queues.scheduling.volcano.sh,"
+    "nodes,namespaces,pods,priorityclasses,deployments,services,persistentvolumeclaims,queues.scheduling.volcano.sh,"
     "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
     "customresourcedefinitions"
 )
