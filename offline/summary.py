@@ -56,7 +56,7 @@ def _pools(pools: dict[str, Any], words: str) -> list[str]:
             [
                 name,
                 ", ".join(f"`{k}={v}`" for k, v in pool["selector"].items()),
-                f"{pool['acceleratorsPerNode']} x {pool['resource']}{product}",
+                f"{pool['acceleratorsPerNode']} x {pool['resource']}{product} (type `{pool['type']}`)",
                 size,
                 pool["fabric"] or "none",
                 ", ".join(pool["models"]) or "-",

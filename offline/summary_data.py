@@ -170,6 +170,7 @@ def pools_data(spec: PlatformSpec) -> dict[str, Any]:
             "resource": pool.resource,
             "acceleratorsPerNode": pool.gpus_per_node,
             "product": pool.product,
+            "type": spec.pool_types[name],
             "nodes": cfg.largest if not cfg.autoscaled else None,
             "minNodes": cfg.min_nodes,
             "maxNodes": cfg.max_nodes,
