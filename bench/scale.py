@@ -52,9 +52,9 @@ from pulumi.runtime.proto import source_pb2  # noqa: E402
 import config  # noqa: E402
 from bench.floor import floor_program  # noqa: E402
 from bench.report import load_average, results_markdown  # noqa: E402
-from bench.stack_dir import handover_environment, stack_from_environment, write_stack_dir  # noqa: E402
-from bench.synthetic import SIZES, Size, stack_file, synthetic_stack  # noqa: E402
-from config.stack_file.reader import StackFile  # noqa: E402
+from bench.stack_dir import ROOT, handover_environment, stack_from_environment, write_stack_dir  # noqa: E402
+from bench.synthetic import SIZES, Size, synthetic_stack  # noqa: E402
+from config.stack_file.reader import StackFile, read_stack  # noqa: E402
 from offline import engine  # noqa: E402
 from offline.engine import Registration, RunResult, run_callable, run_program  # noqa: E402
 
@@ -76,8 +76,20 @@ def _kind(reg: Registration) -> str:
 
 
 def measure(size: Size, repeat: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        return _measure(size, repeat, _kept_in_files(size, Path(folder)))
+
+
+def _kept_in_files(size: Size, folder: Path) -> StackFile:
+    """The stack as users keep one at this size: a small stack file whose includes hold the topology
+    and the tenants (the whole config in one file is past the CLI's 128 KiB from `large` on, and
+    the program refuses it as `pulumi preview` would fail on it)."""
+    path = write_stack_dir(size, folder)
+    return read_stack(ROOT, path.name.removeprefix("Pulumi.").removesuffix(".yaml"), path)
+
+
+def _measure(size: Size, repeat: int, stack: StackFile) -> dict[str, Any]:
     raw = synthetic_stack(size)
-    stack = stack_file(size, raw)
     validate, program, floor = [], [], []
     registrations: list[Registration] = []
     for _ in range(repeat):
@@ -190,8 +202,8 @@ def label_modes(size: Size) -> dict[str, Any]:
 def program_peak_rss_mb(size: Size) -> float:
     """Peak memory of a process that loads, checks and runs the program once (as `pulumi preview`
     runs it), without the floor's runs."""
-    stack = stack_file(size, synthetic_stack(size))
-    run_program(ROOT, stack)
+    with tempfile.TemporaryDirectory() as folder:
+        run_program(ROOT, _kept_in_files(size, Path(folder)))
     return _peak_rss_mb()
 
 
@@ -265,11 +277,11 @@ def profile_summary(size: Size, top: int) -> dict[str, Any]:
     import cProfile
     import pstats
 
-    raw = synthetic_stack(size)
-    stack = stack_file(size, raw)
     profiler = cProfile.Profile()
-    gc.disable()  # as in _program_run
-    profiler.runcall(run_program, ROOT, stack)
+    with tempfile.TemporaryDirectory() as folder:
+        stack = _kept_in_files(size, Path(folder))
+        gc.disable()  # as in _program_run
+        profiler.runcall(run_program, ROOT, stack)
     stats = pstats.Stats(profiler)
     rows = []
     total = own_code = 0.0
