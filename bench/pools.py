@@ -21,8 +21,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import config  # noqa: E402
-from tests.conftest import stack_raw  # noqa: E402
+import config
+from tests.conftest import stack_raw
 
 MODELS_PER_TENANT = 50
 
