@@ -22,13 +22,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import config
-from tests.conftest import stack_raw
+from config.stack_file.includes import merge_includes
+from config.stack_file.reader import read_stack
 
 MODELS_PER_TENANT = 50
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def pools_stack() -> dict[str, Any]:
-    raw = copy.deepcopy(stack_raw("aicloud-eks"))
+    merged = merge_includes(read_stack(ROOT, "aicloud-eks").raw, ROOT)
+    raw = {k: v for k, v in copy.deepcopy(merged.raw).items() if k != "include"}
     pools = raw["pools"]
     pools["h100-a"].update(nodes=4096, topology={"domains": [512, 64, 8], "nodesPerDomain": 8})
     pools["h100-b"].update(minNodes=0, maxNodes=4096, topology={"domains": [512, 64, 8], "nodesPerDomain": 8})
