@@ -12,6 +12,8 @@ import yaml
 from cli.main import main
 from tests.conftest import PROJECT_DIR, stack_raw, write_stack
 
+pytestmark = pytest.mark.slow  # renders and reads a 91-node cluster several times
+
 FRESH = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "eks" / "aicloud-eks-fresh.yaml"
 
 

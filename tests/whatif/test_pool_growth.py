@@ -7,11 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from live.cluster_state import read_file
 from offline.render import render_stack
 from tests.conftest import PROJECT_DIR, stack_raw, write_stack
 from whatif.pool_growth import grown, with_pool_growth
 from whatif.predict import FITS, NEVER, WAITS, predict
+
+pytestmark = pytest.mark.slow  # renders and reads a 91-node cluster several times
 
 FRESH = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "eks" / "aicloud-eks-fresh.yaml"
 
