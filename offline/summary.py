@@ -201,12 +201,16 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         lines += [
             "## Topology",
             "",
-            "Tiers (1 = closest): "
-            + ", ".join(f"{i} `{label}`" for i, label in enumerate(spec.topology.tiers, start=1))
-            + f"; HyperNodes: {spec.topology.hyper_nodes}.",
+            (
+                "Tiers (1 = closest): "
+                + ", ".join(f"{i} `{label}`" for i, label in enumerate(spec.topology.tiers, start=1))
+                + f"; HyperNodes: {spec.topology.hyper_nodes}."
+                if spec.topology.tiers
+                else "No network tiers (no `topology`): each pool's nodes are counted as one domain."
+            ),
             "",
         ]
-        if spec.pools:
+        if spec.pools and spec.topology.tiers:
             lines += [
                 "Domains of a pool's shape are named here `<pool>/tier<N>-<index>`; on the cluster, label discovery "
                 "names them. A pool is listed as the domain above the top tier.",

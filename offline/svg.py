@@ -98,10 +98,13 @@ class _Picture:
             if placement.mode == "hard":
                 for domain in placement.planned_gpus:
                     self.hard[domain].append(placement.model)
-        counts = {tier: len(topology.at_tier(tier)) for tier in range(1, topology.top_tier + 1)}
+        # With pools, each pool is a domain one tier above the top (`Topology.pool_tier`) and the
+        # cluster one above that.
+        self.cluster_tier = topology.pool_tier + 1 if topology.pools else topology.top_tier + 1
+        counts = {tier: len(topology.at_tier(tier)) for tier in range(1, self.cluster_tier)}
         fitting = [tier for tier, count in counts.items() if count <= MAX_TILES]
         # The lowest tier drawn tile by tile; past the top tier, the cluster itself is the tile.
-        self.unit_tier = min(fitting) if fitting else topology.top_tier + 1
+        self.unit_tier = min(fitting) if fitting else self.cluster_tier
         self.tiles = counts.get(self.unit_tier, 1)
         self.inner_aspect = WIDE_ASPECT if self.tiles <= FEW_TILES else INNER_ASPECT
 
@@ -128,7 +131,7 @@ class _Picture:
     # -- layout ----------------------------------------------------------------------------------
 
     def block(self, domain: Domain | None) -> Block:
-        tier = domain.tier if domain is not None else self.topology.top_tier + 1
+        tier = domain.tier if domain is not None else self.cluster_tier
         name = domain.name if domain is not None else self.spec.cluster_name
         if tier == self.unit_tier:
             if tier == 1:

@@ -1,5 +1,5 @@
-"""Node pools resolved: each pool's nodes as a part of the topology tree, and which pools a model
-may run on.
+"""Node pools resolved: each pool's nodes as a part of the topology tree, and the accelerator type
+tenants' quotas per type name it by.
 
 A pool is a domain above the network's top tier. A pool on a fabric holds its domains: the named
 ones of `topology.domains`, or domains generated from its shape (`domains` per tier,

@@ -176,3 +176,20 @@ def test_the_cloud_example_checks_without_a_warning() -> None:
     assert result.spec.warnings == ()
     pods = [o.manifest for o in result.rendered.by_kind("Deployment")]
     assert pods and all(p["spec"]["template"]["spec"].get("nodeSelector") for p in pods)
+
+
+def test_pools_without_any_topology_are_planned_and_drawn_apart(tmp_path: Any) -> None:
+    from cli.main import main
+    from tests.conftest import write_stack
+
+    stack = _base()
+    del stack["topology"]
+    del stack["pools"]["h100"]["topology"]
+    stack["models"]["small"]["replicas"] = 32
+    spec = _load(stack)
+    assert spec.placements["small"].replicas_that_fit == 32 and set(spec.placements["small"].planned_gpus) == {"l40s"}
+    path = write_stack(tmp_path / "Pulumi.pools-only.yaml", stack)
+    assert main(["render", "--stack", "pools-only", "--config-file", str(path), "--out", str(tmp_path / "out")]) == 0
+    picture = (tmp_path / "out" / "topology.svg").read_text()
+    assert 'data-name="h100"' in picture and 'data-name="l40s"' in picture
+    assert "No network tiers" in (tmp_path / "out" / "summary.md").read_text()
