@@ -16,8 +16,14 @@ from config.spec.pools import Pool
 SYSTEM_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/", "node-role.kubernetes.io/")
 """Taints Kubernetes itself sets (not-ready, unreachable, uninitialized...): a toleration of them
 says nothing about pools."""
-WELL_KNOWN_LABEL_SUFFIXES = ("kubernetes.io/", "k8s.io/")
-"""Label domains every node may carry (`kubernetes.io/arch`, `topology.kubernetes.io/zone`...)."""
+WELL_KNOWN_LABEL_DOMAINS = ("kubernetes.io", "k8s.io")
+"""Label domains (and their subdomains) of labels every node may carry (`kubernetes.io/arch`,
+`topology.kubernetes.io/zone`, `node.kubernetes.io/instance-type`)."""
+
+
+def _well_known(key: str) -> bool:
+    prefix = key.rpartition("/")[0]
+    return any(prefix == domain or prefix.endswith(f".{domain}") for domain in WELL_KNOWN_LABEL_DOMAINS)
 
 
 def model_pools(
@@ -85,13 +91,14 @@ def _selector_problems(
     for key, value in model.node_selector.items():
         path = join_path(base, "nodeSelector", key)
         declared = {p: pools[p].labels[key] for p in candidates if key in pools[p].labels}
-        known = key in tiers or any(key.split("/")[0].endswith(s.rstrip("/")) for s in WELL_KNOWN_LABEL_SUFFIXES)
+        known = key in tiers or _well_known(key)
         if not declared and not known and not any(key in p.labels for p in pools.values()):
             problems.append(
                 Problem(
                     path,
                     f"no pool declares the label `{key}`, so the plan cannot tell which nodes carry it",
-                    "name the model's pools under `pools` instead, or add the label to a pool's `selector`",
+                    "add it to the `selector` of the pool whose nodes all carry it, or remove it"
+                    + ("" if model.pools else " and name the model's pools under `pools`"),
                     got=value,
                 )
             )
