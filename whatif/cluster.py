@@ -21,7 +21,7 @@ from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif.discovery import discover
 from whatif.scenario import PREEMPTABLE, gang_fields, hypernodes_of, task_status
-from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
+from whatif.scheduler.model import HyperNode, Job, Node, Queue, QueueAffinity, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
 
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -73,22 +73,8 @@ def _queue(obj: dict[str, Any], state: str, order: int) -> Queue:
         priority=int(spec.get("priority", 0)),
         parent=spec.get("parent") if spec.get("parent") not in (None, "") else None,
         order=order,
-        node_groups=_node_groups(spec),
+        affinity=QueueAffinity.of(spec),
     )
-
-
-def _node_groups(spec: dict[str, Any]) -> tuple[str, ...]:
-    """The groups a queue's affinity lets its tasks use (required or preferred; anti-affinity,
-    which no stack writes, is not read)."""
-    affinity = spec.get("affinity")
-    groups = affinity.get("nodeGroupAffinity") if isinstance(affinity, dict) else None
-    if not isinstance(groups, dict):
-        return ()
-    found: list[str] = []
-    for key in ("requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"):
-        values = groups.get(key)
-        found += [str(v) for v in values] if isinstance(values, list) else []
-    return tuple(found)
 
 
 def _namespaced(obj: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ from whatif.scheduler.model import (
     Job,
     Node,
     Queue,
+    QueueAffinity,
     SubGroupPolicy,
     Task,
     Topology,
@@ -125,6 +126,7 @@ def session_of(scenario: dict[str, Any]) -> Session:
             reclaimable=q.get("reclaimable", True) is not False,
             priority=int(q.get("priority", 0)),
             parent=q.get("parent"),
+            affinity=QueueAffinity.of(q),
         )
     nodes = {
         n["name"]: Node(n["name"], scheduler_units(n.get("allocatable") or {}), dict(n.get("labels") or {}))

@@ -100,3 +100,23 @@ def test_a_broken_engine_fails_the_cases(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(CapacityPlugin, "_reclaim_filter", lambda self, tasks, legacy, reclaimer: list(tasks))
     scenario = _load(HERE / "capacity" / "flat-case9-scalar-only-deserved-not-reclaimed.yaml")
     assert disagreements(scenario, run(scenario))
+
+
+PER_NODE = [p for p in CASES if "nodeScore" in _load(p)["expect"] or "predicateStatus" in _load(p)["expect"]]
+
+
+@pytest.mark.parametrize("path", PER_NODE, ids=lambda p: str(p.relative_to(HERE)))
+def test_per_node_scores_and_predicates_are_upstreams(path: Path) -> None:
+    """Cases whose upstream test checks each (task, node) directly (`ssn.NodeOrderFn`,
+    `ssn.PredicateFn`): the model's plugins give the same numbers and the same pass or fail."""
+    scenario = _load(path)
+    session = session_of(scenario)
+    open_session(session, scenario["policy"]["tiers"], defaults=False)
+    tasks = {t.uid: t for job in session.jobs.values() for t in job.tasks}
+    expect = scenario["expect"]
+    for uid, scores in (expect.get("nodeScore") or {}).items():
+        found = {node: session.fw.node_score(tasks[uid], session.nodes[node]) for node in scores}
+        assert found == pytest.approx({node: float(score) for node, score in scores.items()}), uid
+    for uid, statuses in (expect.get("predicateStatus") or {}).items():
+        found = {node: session.fw.predicate(tasks[uid], session.nodes[node]) is None for node in statuses}
+        assert found == {node: status == "Success" for node, status in statuses.items()}, uid

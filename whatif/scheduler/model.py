@@ -49,6 +49,9 @@ class Task:
     role: str = ""
     node_selector: dict[str, str] = field(default_factory=dict)
     node_affinity: tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...] = ()
+    queue_affinity: str = ""
+    """The node groups its queue's affinity allows, where the `nodegroup` plugin runs (it sets
+    them): tasks of queues with other groups are judged apart."""
     """Required node-affinity terms (any one must match), each its match expressions (key,
     operator, values): what a model on several pools selects its nodes by."""
     tolerations: list[dict[str, Any]] = field(default_factory=list)
@@ -74,6 +77,7 @@ class Task:
                 tuple(sorted(self.resreq.items())),
                 tuple(sorted(self.node_selector.items())),
                 self.node_affinity,
+                self.queue_affinity,
                 repr(self.tolerations),
             )
         )
@@ -274,9 +278,50 @@ class Queue:
     priority: int = 0
     parent: str | None = None
     order: int = 0
-    node_groups: tuple[str, ...] = ()
-    """Node groups its tasks may use (`spec.affinity.nodeGroupAffinity`, required and preferred
-    alike for the predicate); empty: no affinity."""
+    affinity: QueueAffinity | None = None
+    """`spec.affinity`: the node groups its tasks may, should or must not use (None: unset)."""
+
+
+NODE_GROUP_LABEL = "volcano.sh/nodegroup-name"
+"""A node's group for the `nodegroup` plugin (`NodeGroupNameKey`)."""
+
+
+@dataclass(frozen=True)
+class QueueAffinity:
+    """A queue's `spec.affinity` as the `nodegroup` plugin reads it."""
+
+    required: tuple[str, ...] = ()
+    preferred: tuple[str, ...] = ()
+    """In order: with `enablePreferredOrder` an earlier group scores higher."""
+    anti_required: tuple[str, ...] = ()
+    anti_preferred: tuple[str, ...] = ()
+
+    @property
+    def unset(self) -> bool:
+        return not (self.required or self.preferred or self.anti_required or self.anti_preferred)
+
+    @staticmethod
+    def of(spec: dict[str, Any]) -> QueueAffinity | None:
+        """From a Queue's `spec` (None without `affinity`); parts of another shape are left out."""
+        affinity = spec.get("affinity")
+        if not isinstance(affinity, dict):
+            return None
+
+        def groups(key: str, when: str) -> tuple[str, ...]:
+            part = affinity.get(key)
+            values = part.get(when) if isinstance(part, dict) else None
+            return tuple(str(v) for v in values) if isinstance(values, list) else ()
+
+        required, preferred = (
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        )
+        return QueueAffinity(
+            groups("nodeGroupAffinity", required),
+            groups("nodeGroupAffinity", preferred),
+            groups("nodeGroupAntiAffinity", required),
+            groups("nodeGroupAntiAffinity", preferred),
+        )
 
 
 @dataclass(eq=False)

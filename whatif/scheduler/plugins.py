@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from whatif.scheduler.framework import ABSTAIN, PERMIT, REJECT, Plugin, Victims
-from whatif.scheduler.model import Job, Node, Task
+from whatif.scheduler.model import NODE_GROUP_LABEL, Job, Node, QueueAffinity, Task
 from whatif.scheduler.resources import PODS, add, fits_on_requested, plus, total
 from whatif.scheduler.subgroups import subgroups_pipelined, subgroups_ready, subgroups_valid
 
@@ -199,31 +199,79 @@ class PredicatesPlugin(Plugin):
         return None
 
 
-NODE_GROUP_LABEL = "volcano.sh/nodegroup-name"
+NODE_GROUP_BASE_SCORE = 100
 
 
 class NodeGroupPlugin(Plugin):
-    """`nodegroup` (pkg/scheduler/plugins/nodegroup/nodegroup.go): a labelled node takes a task only
-    when its queue's node-group affinity names the node's group; an unlabelled node only tasks of
-    queues without any affinity, and only when not `strict` (the default is strict). Its node
-    score adds the same 100 to every node a required group allows, so it never reorders them and
-    is not modelled."""
+    """`nodegroup` (pkg/scheduler/plugins/nodegroup/nodegroup.go): a node's group is its
+    `volcano.sh/nodegroup-name` label. A labelled node takes a task only when its queue's affinity
+    names the group (required or preferred) and its required anti-affinity does not, unless its
+    preferred anti-affinity does; an unlabelled node only tasks of queues without any affinity, and
+    only when not `strict` (the default is strict). Queues without an affinity take their nearest
+    ancestor's with `enableHierarchy`. Nodes score 100 for a required group, plus 50 for a
+    preferred one (with `enablePreferredOrder`, 50 x (n - i) / n for the i-th of n), and -1 for a
+    preferred anti-affinity."""
 
     name = "nodegroup"
 
     def on_session_open(self) -> None:
         self.strict = self.arguments.get("strict", True) is not False
+        self.ordered = self.arguments.get("enablePreferredOrder", False) is True
+        queues = self.session.queues
+        self.affinity = {name: queue.affinity for name, queue in queues.items()}
+        if self.option.get("enableHierarchy") is True:
+            for name in queues:
+                if self.affinity[name] is None:
+                    self.affinity[name] = self._inherited(name)
+        for job in self.session.jobs.values():
+            key = repr(self.affinity.get(job.queue))
+            for task in job.tasks:
+                if task.queue_affinity != key:
+                    task.queue_affinity = key
+                    task.__dict__.pop("shape", None)  # judged apart from tasks of other affinities
+
+    def _inherited(self, name: str) -> QueueAffinity | None:
+        seen: set[str] = set()
+        parent = self.session.queues[name].parent or "root"
+        while parent not in seen and parent in self.session.queues:
+            seen.add(parent)
+            if self.session.queues[parent].affinity is not None:
+                return self.session.queues[parent].affinity
+            if parent == "root":
+                break
+            parent = self.session.queues[parent].parent or "root"
+        return None
+
+    def _of(self, task: Task) -> QueueAffinity | None:
+        job = self.session.jobs.get(task.job)
+        return self.affinity.get(job.queue) if job is not None else None
 
     def predicate(self, task: Task, node: Node) -> str | None:
-        job = self.session.jobs.get(task.job)
-        queue = self.session.queues.get(job.queue) if job is not None else None
-        groups = queue.node_groups if queue is not None else None
+        affinity = self._of(task)
+        unset = affinity is None or affinity.unset
         group = node.labels.get(NODE_GROUP_LABEL)
         if group is None:
-            return None if not self.strict and not groups else "node group label not found"
-        if not groups:
+            return None if not self.strict and unset else "node group label not found"
+        if affinity is None or unset:
             return "node group affinity not specified"
-        return None if group in groups else "node does not satisfy the node group affinity"
+        allowed = group in affinity.required or group in affinity.preferred
+        if group in affinity.anti_required:
+            allowed = False
+        if group in affinity.anti_preferred:
+            allowed = True
+        return None if allowed else "node does not satisfy the node group affinity"
+
+    def node_score(self, task: Task, node: Node) -> float:
+        group = node.labels.get(NODE_GROUP_LABEL)
+        affinity = self._of(task)
+        if group is None or affinity is None:
+            return 0.0
+        score = float(NODE_GROUP_BASE_SCORE) if group in affinity.required else 0.0
+        if group in affinity.preferred:
+            count = len(affinity.preferred)
+            share = (count - affinity.preferred.index(group)) / count if self.ordered else 1.0
+            score += 0.5 * NODE_GROUP_BASE_SCORE * share
+        return -1.0 if group in affinity.anti_preferred else score
 
 
 BALANCED_GPU = "nvidia.com/gpu"

@@ -18,6 +18,7 @@ from whatif.scheduler.model import (
     ALLOCATED,
     ALLOCATED_STATUSES,
     BINDING,
+    NODE_GROUP_LABEL,
     ON_NODE,
     PENDING,
     PIPELINED,
@@ -71,7 +72,8 @@ class Session:
     _by_priority: list[Job] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        selected = {
+        # The `nodegroup` plugin reads every node's group label, whatever the pods select on.
+        selected = {NODE_GROUP_LABEL} | {
             key
             for job in self.jobs.values()
             for task in job.tasks

@@ -62,6 +62,8 @@ def _queue(queue: dict[str, Any]) -> dict[str, Any]:
         spec["priority"] = int(queue["priority"])
     if queue.get("parent"):
         spec["parent"] = queue["parent"]
+    if queue.get("affinity"):
+        spec["affinity"] = queue["affinity"]
     return {
         "apiVersion": V1BETA1,
         "kind": "Queue",
