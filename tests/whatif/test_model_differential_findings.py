@@ -200,7 +200,10 @@ def test_volcano_agrees_on_every_scenario(engine: Path) -> None:
         if name in SCENARIOS:  # n1 and n2 tie when both are empty: each is one of Volcano's outcomes
             assert SCENARIOS[name][1] in [cycle["binds"] for cycle in cycles], name
         else:
-            assert [sorted(cycle["evictions"]) for cycle in cycles] == [EVICTIONS[name][1]], name
+            # Reclaim walks the nodes in the order its parallel predicate finishes them (16 workers,
+            # `PredicateNodes`, pkg/scheduler/util/predicate_helper.go): node order when the workers
+            # keep pace, which a loaded machine does not promise; the model's victim is one outcome.
+            assert EVICTIONS[name][1] in [sorted(cycle["evictions"]) for cycle in cycles], name
 
 
 @pytest.mark.slow
