@@ -20,8 +20,8 @@ from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif.discovery import discover
-from whatif.scenario import PREEMPTABLE, gang_fields, hypernodes_of, task_status
-from whatif.scheduler.model import HyperNode, Job, Node, Queue, QueueAffinity, Task
+from whatif.scenario import PREEMPTABLE, gang_fields, hypernodes_of, queue_affinity, task_status
+from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
 
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -73,7 +73,7 @@ def _queue(obj: dict[str, Any], state: str, order: int) -> Queue:
         priority=int(spec.get("priority", 0)),
         parent=spec.get("parent") if spec.get("parent") not in (None, "") else None,
         order=order,
-        affinity=QueueAffinity.of(spec),
+        affinity=queue_affinity(spec),
     )
 
 

@@ -112,6 +112,25 @@ def hypernodes_of(items: list[dict[str, Any]]) -> dict[str, HyperNode]:
     return out
 
 
+def queue_affinity(spec: dict[str, Any]) -> QueueAffinity | None:
+    """A Queue's `spec.affinity` (None without one); parts of another shape are left out."""
+    affinity = spec.get("affinity")
+    if not isinstance(affinity, dict):
+        return None
+
+    def groups(key: str, when: str) -> tuple[str, ...]:
+        part = affinity.get(key)
+        values = part.get(f"{when}DuringSchedulingIgnoredDuringExecution") if isinstance(part, dict) else None
+        return tuple(str(v) for v in values) if isinstance(values, list) else ()
+
+    return QueueAffinity(
+        groups("nodeGroupAffinity", "required"),
+        groups("nodeGroupAffinity", "preferred"),
+        groups("nodeGroupAntiAffinity", "required"),
+        groups("nodeGroupAntiAffinity", "preferred"),
+    )
+
+
 def session_of(scenario: dict[str, Any]) -> Session:
     classes = {str(k): int(v) for k, v in (scenario.get("priorityClasses") or {}).items()}
     queues = {}
@@ -126,7 +145,7 @@ def session_of(scenario: dict[str, Any]) -> Session:
             reclaimable=q.get("reclaimable", True) is not False,
             priority=int(q.get("priority", 0)),
             parent=q.get("parent"),
-            affinity=QueueAffinity.of(q),
+            affinity=queue_affinity(q),
         )
     nodes = {
         n["name"]: Node(n["name"], scheduler_units(n.get("allocatable") or {}), dict(n.get("labels") or {}))

@@ -300,29 +300,6 @@ class QueueAffinity:
     def unset(self) -> bool:
         return not (self.required or self.preferred or self.anti_required or self.anti_preferred)
 
-    @staticmethod
-    def of(spec: dict[str, Any]) -> QueueAffinity | None:
-        """From a Queue's `spec` (None without `affinity`); parts of another shape are left out."""
-        affinity = spec.get("affinity")
-        if not isinstance(affinity, dict):
-            return None
-
-        def groups(key: str, when: str) -> tuple[str, ...]:
-            part = affinity.get(key)
-            values = part.get(when) if isinstance(part, dict) else None
-            return tuple(str(v) for v in values) if isinstance(values, list) else ()
-
-        required, preferred = (
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-        )
-        return QueueAffinity(
-            groups("nodeGroupAffinity", required),
-            groups("nodeGroupAffinity", preferred),
-            groups("nodeGroupAntiAffinity", required),
-            groups("nodeGroupAntiAffinity", preferred),
-        )
-
 
 @dataclass(eq=False)
 class Node:
