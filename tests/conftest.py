@@ -27,6 +27,11 @@ TOOL: tuple[str, ...] = (
 )
 """The project's command as users run it: the installed console script (`make` installs it)."""
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in PROJECT_DIR.glob("Pulumi.*.yaml"))
+"""Every stack in the repository: the project's examples and any cluster's own (each is checked,
+rendered, validated against the schemas and the policy pack)."""
+EXAMPLE_STACKS = ("aicloud-a", "aicloud-b", "aicloud-eks", "dev")
+"""The project's example stacks, whose renders are reviewed golden files (`make golden`, the
+Makefile's `EXAMPLES`); a cluster's own stack in the repository needs none."""
 
 
 def stack_raw(stack: str) -> dict[str, Any]:

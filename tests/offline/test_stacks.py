@@ -10,7 +10,7 @@ import pytest
 
 from offline.diff import diff_dirs
 from offline.render import write_render
-from tests.conftest import PROJECT_DIR, STACKS, mutate, stack_raw
+from tests.conftest import EXAMPLE_STACKS, PROJECT_DIR, STACKS, mutate, stack_raw
 
 GOLDEN = PROJECT_DIR / "tests" / "golden"
 
@@ -19,7 +19,7 @@ def _files(directory: Path) -> dict[str, str]:
     return {str(p.relative_to(directory)): p.read_text() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
 def test_render_matches_the_reviewed_golden_files(stack: str, committed_render: Any, tmp_path: Path) -> None:
     write_render(committed_render(stack), tmp_path)
     rendered, golden = _files(tmp_path), _files(GOLDEN / stack)
@@ -37,8 +37,11 @@ def test_render_matches_the_reviewed_golden_files(stack: str, committed_render: 
             pytest.fail(f"{name} differs from the golden file; {hint}\n{excerpt}")
 
 
-def test_every_stack_has_golden_files() -> None:
-    assert sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) == STACKS
+def test_the_examples_and_only_they_have_golden_files() -> None:
+    assert sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) == sorted(EXAMPLE_STACKS)
+    assert set(EXAMPLE_STACKS) <= set(STACKS)
+    makefile = (PROJECT_DIR / "Makefile").read_text()
+    assert f"EXAMPLES := {' '.join(EXAMPLE_STACKS)}" in makefile, "the Makefile's `golden` renders the same list"
 
 
 def test_dev_is_a_small_offline_cluster(committed_render: Any) -> None:
