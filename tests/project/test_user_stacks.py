@@ -69,9 +69,7 @@ def _tracked(root: Path) -> list[str]:
 
 def _files(root: Path) -> set[str]:
     skipped = ("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis")
-    return {
-        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and not any(s in p.parts for s in skipped)
-    }
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and not any(s in p.parts for s in skipped)}
 
 
 def test_a_clusters_own_stack_and_tenant_file_need_nothing_generated(tmp_path: Path) -> None:
@@ -84,18 +82,32 @@ def test_a_clusters_own_stack_and_tenant_file_need_nothing_generated(tmp_path: P
     (copy / "clusters" / "lab" / "tenants" / "vision.yaml").write_text(TENANT_FILE)
     before = _files(copy)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "lab or golden", *TESTS_OVER_EVERY_STACK],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            "lab or golden",
+            *TESTS_OVER_EVERY_STACK,
+        ],
         cwd=copy,
         capture_output=True,
         text=True,
         timeout=900,
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert " passed" in result.stdout and "lab" in subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-k", "lab", *TESTS_OVER_EVERY_STACK],
-        cwd=copy,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    ).stdout, "the cluster's stack is among the stacks the tests check"
+    assert (
+        " passed" in result.stdout
+        and "lab"
+        in subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "--collect-only", "-k", "lab", *TESTS_OVER_EVERY_STACK],
+            cwd=copy,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        ).stdout
+    ), "the cluster's stack is among the stacks the tests check"
     assert _files(copy) - before == set(), "nothing was generated or needed"
