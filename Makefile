@@ -24,28 +24,34 @@ $(INSTALLED): requirements.txt requirements-dev.txt pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
+# After a command of the tool: make turns any failure into its own exit 2, so the tool's code (1:
+# findings or differences, 2: invalid input, 3: internal error) is said on standard error first.
+SAID = code=$$?; [ $$code -eq 0 ] || echo "make: volcano-platform exited $$code ($$(case $$code in \
+	  1) echo findings or differences;; 2) echo invalid config, input or arguments;; *) echo internal error;; esac))" >&2; \
+	  exit $$code
+
 ## render: render STACK (default dev) offline into out/STACK
 render: $(INSTALLED)
-	$(TOOL) render --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"} --out "out/$$STACK"
+	$(TOOL) render --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"} --out "out/$$STACK"; $(SAID)
 
 ## check: validate STACK's config, schemas and policies
 check: $(INSTALLED)
-	$(TOOL) check --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"}
+	$(TOOL) check --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"}; $(SAID)
 
 ## diff: what the working tree changes in STACK compared with BASE (default origin/main);
 ##       MARKDOWN=1 for the pull-request format, KEEP=<dir> to keep both renders
 diff: $(INSTALLED)
 	$(TOOL) diff --stack "$$STACK" --base "$$BASE" $${CONFIG:+--config-file "$$CONFIG"} \
-	  $${MARKDOWN:+--markdown} $${KEEP:+--keep "$$KEEP"}
+	  $${MARKDOWN:+--markdown} $${KEEP:+--keep "$$KEEP"}; $(SAID)
 
 ## preflight: compare STACK with the cluster of its kubeconfig (read-only), or with FROM=<dump.json>
 preflight: $(INSTALLED)
-	$(TOOL) preflight --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"} $${FROM:+--from "$$FROM"}
+	$(TOOL) preflight --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"} $${FROM:+--from "$$FROM"}; $(SAID)
 
 ## import-topology: print STACK's topology section from the nodes' labels (read-only), or FROM=<dump.json>
 import-topology: $(INSTALLED)
 	$(TOOL) import-topology --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"} $${FROM:+--from "$$FROM"} \
-	  $${TIERS:+--tiers "$$TIERS"}
+	  $${TIERS:+--tiers "$$TIERS"}; $(SAID)
 
 lint: $(INSTALLED)
 	$(PY) -m ruff check .
