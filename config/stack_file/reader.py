@@ -10,6 +10,8 @@ as it would under `pulumi up`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 import re
@@ -111,6 +113,51 @@ def _undecryptable(data: Mapping[str, Any], found: list[Any]) -> list[Problem]:
     ]
 
 
+def _base64(text: str) -> bytes | None:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def ciphertext_problem(ciphertext: str, symmetric: bool) -> str | None:
+    """Why a `secure:` value is no ciphertext the stack's secrets manager could have written, or
+    None. The passphrase and cloud-KMS managers write `v1:<nonce>:<ciphertext>`, AES-256-GCM with a
+    12-byte nonce, whose output carries a 16-byte tag (`symmetricCrypter`,
+    sdk/go/common/resource/config/crypt.go); Pulumi Cloud's manager writes its ciphertext in base64
+    (pkg/secrets/service/manager.go)."""
+    if symmetric or ciphertext.startswith("v1:"):
+        parts = ciphertext.split(":")
+        if len(parts) != 3 or parts[0] != "v1":
+            return "it is not `v1:<nonce>:<ciphertext>`"
+        nonce, sealed = _base64(parts[1]), _base64(parts[2])
+        if nonce is None or len(nonce) != 12:
+            return "its nonce is not 12 bytes of base64"
+        if sealed is None or len(sealed) < 16:
+            return "its ciphertext is not base64 of at least the 16-byte tag"
+        return None
+    return None if _base64(ciphertext) else "it is not base64"
+
+
+def _not_ciphertext(data: Mapping[str, Any], found: list[Any]) -> list[Problem]:
+    symmetric = bool(data.get("encryptionsalt") or data.get("encryptedkey"))
+    problems = []
+    for path, ciphertext in found:
+        why = ciphertext_problem(ciphertext, symmetric) if isinstance(ciphertext, str) and ciphertext else None
+        if why:
+            problems.append(
+                Problem(
+                    stack_key_path((*path, "secure")),
+                    f"this is no ciphertext the stack's secrets manager could have written ({why}): a placeholder "
+                    "the CLI cannot decrypt, so `pulumi preview` and `up` fail on it",
+                    "set the value with `pulumi config set --secret --path '<key>' <value>` (docs/operations.md, "
+                    "Secrets, says how for each secrets manager)",
+                    got=REDACTED,
+                )
+            )
+    return problems
+
+
 def stack_key_path(path: tuple[object, ...]) -> str:
     """A key path in a stack file as config errors name it: `models.x.env` for the project's own
     keys, `config.<ns>:<key>...` for others."""
@@ -180,6 +227,7 @@ def read_stack(project_dir: Path, stack: str, config_file: Path | None = None) -
         plain = _decrypt_offline(value, ("config", str(key)), problems, found)
         problems += _non_finite_numbers(plain, ("config", str(key)))
         problems += _undecryptable(data, found)
+        problems += _not_ciphertext(data, found)
         if found:
             result.secret_keys.add(full)
         if namespace == PROJECT:

@@ -26,8 +26,8 @@ def _stack_file(tmp_path: Path, data: dict[str, Any]) -> Path:
 
 def test_encrypted_values_are_taken_only_in_secrets_and_the_kubeconfig(tmp_path: Path) -> None:
     data = yaml.safe_load(write_stack(tmp_path / "Pulumi.base.yaml", DEV).read_text())
-    data["encryptionsalt"] = "v1:dGVzdA==:v1:dGVzdA==:dGVzdA=="
-    ciphertext = {"secure": "v1:dGVzdA==:dGVzdA=="}
+    data["encryptionsalt"] = "v1:dGVzdA==:v1:jkDab+RjkhW3UlXB:B/E0OVE3jqn2wXpE/g5T6Np3EfM1eClb4JEV7ycsA25h54wUMkL/07s="
+    ciphertext = {"secure": "v1:jkDab+RjkhW3UlXB:B/E0OVE3jqn2wXpE/g5T6Np3EfM1eClb4JEV7ycsA25h54wUMkL/07s="}
     data["config"]["volcano-platform:secrets"] = {"hf-token": ciphertext}
     data["config"]["volcano-platform:cluster"]["kubeconfig"] = ciphertext
     stack = read_stack(PROJECT_DIR, "s", _stack_file(tmp_path, data))
