@@ -187,7 +187,8 @@ def test_changing_replicas_changes_only_that_model(tmp_path: Path, render_raw: A
 
 
 def test_secrets_become_kubernetes_secrets_referenced_by_name(render_raw: Any) -> None:
-    encrypted = {"secure": "v1:jkDab+RjkhW3UlXB:B/E0OVE3jqn2wXpE/g5T6Np3EfM1eClb4JEV7ycsA25h54wUMkL/07s="}  # what `pulumi config set --secret` writes
+    # What `pulumi config set --secret` writes under a passphrase.
+    encrypted = {"secure": "v1:jkDab+RjkhW3UlXB:B/E0OVE3jqn2wXpE/g5T6Np3EfM1eClb4JEV7ycsA25h54wUMkL/07s="}
     raw = mutate(
         SEED,
         lambda r: r.update(
