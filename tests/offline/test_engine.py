@@ -186,7 +186,8 @@ def test_secure_values_become_secret_placeholders(tmp_path: Path) -> None:
     raw = stack_raw("dev")
     path = write_stack(tmp_path / "Pulumi.s.yaml", raw)
     data = yaml.safe_load(path.read_text())
-    data["config"]["volcano-platform:secrets"] = {"hf-token": {"secure": "v1:jkDab+RjkhW3UlXB:B/E0OVE3jqn2wXpE/g5T6Np3EfM1eClb4JEV7ycsA25h54wUMkL/07s="}}
+    ciphertext = "v1:jkDab+RjkhW3UlXB:B/E0OVE3jqn2wXpE/g5T6Np3EfM1eClb4JEV7ycsA25h54wUMkL/07s="
+    data["config"]["volcano-platform:secrets"] = {"hf-token": {"secure": ciphertext}}
     data["config"]["volcano-platform:models"]["qwen3-0-6b"]["source"]["hub"]["tokenSecret"] = "hf-token"
     path.write_text(yaml.safe_dump(data))
     stack = read_stack(PROJECT_DIR, "s", path)
