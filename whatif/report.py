@@ -98,8 +98,8 @@ def markdown(prediction: Prediction) -> str:
         lines.append(
             f"Answered by Volcano {VOLCANO_VERSION}'s own scheduling code (its scheduler cache, actions and plugins, "
             f"run on the snapshot cycle after cycle) with the stack's policy ({prediction.policy}) on "
-            f"{prediction.source}; reasons from the project's model of it. Volume claims are not part of the "
-            "snapshot and are not checked."
+            f"{prediction.source}; reasons from the project's model of it. Volume claims are checked only for "
+            "whether they exist."
         )
     else:
         lines.append(
@@ -113,11 +113,21 @@ def markdown(prediction: Prediction) -> str:
 
 def explain_markdown(prediction: Prediction, model: str) -> str:
     verdict = next(v for v in prediction.verdicts if v.model == model)
+    headroom = (
+        f" Its queue keeps {verdict.headroom:g} GPUs below its limit afterwards."
+        if verdict.headroom is not None
+        else ""
+    )
     if verdict.verdict == FITS:
         text = f"{code(model)} runs: every pod fits" + (f" in {code(verdict.domain)}" if verdict.domain else "") + "."
+        text += headroom
     elif verdict.verdict == EVICTS:
         names = ", ".join(code(f"{v.namespace}/{v.pod_group}") for v in verdict.victims)
-        text = f"{code(model)} starts once {names} have been evicted for it."
+        text = f"{code(model)} starts once {names} have been evicted for it.{headroom}\n\n" + "\n".join(
+            f"- {code(f'{v.namespace}/{v.pod_group}')}: {v.action} from queue {code(v.queue)}, priority "
+            f"{v.priority}, {v.gpus:g} GPUs" + (f", in {code(v.domain)}" if v.domain else "")
+            for v in verdict.victims
+        )
     else:
         text = f"{code(model)} {ICON[verdict.verdict]}: {verdict.reason}."
     if verdict.note:

@@ -200,3 +200,12 @@ def test_the_prediction_does_not_depend_on_the_hash_seed() -> None:
         assert done.returncode == 1, done.stderr
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+def test_explain_of_an_eviction_names_each_victim_with_its_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    dump = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "whatif" / "aicloud-a-preempt.yaml"
+    code = main(["explain", "qwen8b-preemptor", "--stack", "aicloud-a", "--from", str(dump), "--engine", "model"])
+    out = capsys.readouterr().out
+    assert code == 1, "not a plain fit: it evicts"
+    assert "Its queue keeps 71 GPUs below its limit afterwards." in out
+    assert "- `a01/podgroup-batch-a-86`: preempt from queue `tenanta`, priority 1000, 8 GPUs, in `leafpair34`" in out
