@@ -155,7 +155,9 @@ def domain_of(session: Session, nodes: set[str]) -> str:
     if not nodes:
         return ""
     found = lowest_containing(nodes, session.hypernodes)
-    return found.name if found is not None and found.name != ROOT else "cluster"
+    if found is None or found.name == ROOT:
+        return "cluster"
+    return session.domain_names.get(found.name, found.name)
 
 
 def victims_by_preemptor(session: Session, evicted: dict[str, list[str]], gpu: str) -> dict[str, list[Victim]]:

@@ -27,6 +27,7 @@ from whatif.cluster import (
     pod_group_job,
     pod_request,
 )
+from whatif.names import domain_names
 from whatif.scheduler.model import Job
 from whatif.scheduler.resources import add
 from whatif.scheduler.session import Session
@@ -165,9 +166,9 @@ def build_world(
         if only is not None and name not in only:
             continue
         order = _add_model(model, index, existing[name], jobs, models[name], priorities, default, order, live, objects)
-    session = Session(
-        nodes, queues, {u: j for u, j in jobs.items() if j.queue in queues}, _hypernodes(state, spec, nodes)
-    )
+    hypernodes = _hypernodes(state, spec, nodes)
+    session = Session(nodes, queues, {u: j for u, j in jobs.items() if j.queue in queues}, hypernodes)
+    session.domain_names = domain_names(hypernodes, spec, nodes)
     kept = {t.uid for j in jobs.values() for t in j.tasks}
     objects.pods = {uid: pod for uid, pod in objects.pods.items() if uid in kept}
     objects.pod_groups = {uid: group for uid, group in objects.pod_groups.items() if uid in jobs}

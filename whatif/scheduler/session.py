@@ -46,6 +46,8 @@ class Session:
     hypernodes: dict[str, HyperNode] = field(default_factory=dict)
     hypernodes_ready: bool = True
     configurations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    domain_names: dict[str, str] = field(default_factory=dict)
+    """HyperNode -> the name the reports give it (the stack's domain, or a pool and its label)."""
     binds: dict[str, str] = field(default_factory=dict)
     evictions: list[str] = field(default_factory=list)
     evicted_by: dict[str, tuple[str, str, str]] = field(default_factory=dict)

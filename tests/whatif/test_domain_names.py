@@ -1,0 +1,66 @@
+"""The what-if names a domain the way the stack does: the stack's domain (or a pool and the label
+value its nodes share), with the HyperNode's generated name beside it where it differs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from live.cluster_state import read_file
+from offline.render import render_stack
+from tests.conftest import PROJECT_DIR
+from whatif.predict import predict
+
+FIXTURES = PROJECT_DIR / "tests" / "fixtures" / "cluster"
+LEAF = "topology.aicloud/leaf-pair"
+
+
+def _hypernode(name: str, tier: int, members: list[tuple[str, str]], tier_name: str) -> dict[str, object]:
+    return {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": name, "labels": {"volcano.sh/network-topology-source": "label"}},
+        "spec": {
+            "tier": tier,
+            "tierName": tier_name,
+            "members": [{"type": kind, "selector": {"exactMatch": {"name": member}}} for kind, member in members],
+        },
+    }
+
+
+def _discovered(state: object, leaf_key: str, spine_key: str) -> list[dict[str, object]]:
+    """The HyperNodes label discovery would have built, under its own random names."""
+    leaves: dict[str, list[str]] = {}
+    for node in state.nodes:  # type: ignore[attr-defined]
+        value = (node["metadata"].get("labels") or {}).get(leaf_key)
+        if value:
+            leaves.setdefault(value, []).append(node["metadata"]["name"])
+    found = [
+        _hypernode(f"hypernode-gpu-fabric-tier1-{index:05d}", 1, [("Node", n) for n in names], leaf_key)
+        for index, (value, names) in enumerate(sorted(leaves.items()))
+    ]
+    found.append(
+        _hypernode(
+            "hypernode-gpu-fabric-tier2-00000", 2, [("HyperNode", h["metadata"]["name"]) for h in found], spine_key
+        )  # type: ignore[index]
+    )
+    return found
+
+
+def test_a_victims_domain_is_the_stacks_leaf_with_the_hypernode_beside_it() -> None:
+    state = read_file(FIXTURES / "whatif" / "aicloud-a-preempt.yaml")
+    state = dataclasses.replace(state, hyper_nodes=_discovered(state, LEAF, "topology.aicloud/spine-pair"))
+    result = render_stack(PROJECT_DIR, "aicloud-a")
+    verdict = next(v for v in predict(state, result.spec, result.rendered).verdicts if v.model == "qwen8b-preemptor")
+    assert [v.domain for v in verdict.victims] == ["leafpair34 (HyperNode hypernode-gpu-fabric-tier1-00001)"]
+
+
+def test_a_domain_of_a_pools_shape_is_the_pool_and_its_label_value() -> None:
+    state = read_file(FIXTURES / "eks" / "aicloud-eks-fresh.yaml")
+    result = render_stack(PROJECT_DIR, "aicloud-eks")
+    verdict = next(v for v in predict(state, result.spec, result.rendered).verdicts if v.model == "llama-405b")
+    assert verdict.domain.startswith("pool h100-a, topology.k8s.aws/network-node-layer-3=nn-"), verdict.domain
+    leaf = "topology.k8s.aws/network-node-layer-3"
+    state = dataclasses.replace(state, hyper_nodes=_discovered(state, leaf, "topology.k8s.aws/network-node-layer-2"))
+    verdict = next(v for v in predict(state, result.spec, result.rendered).verdicts if v.model == "llama-405b")
+    assert verdict.domain.startswith("pool h100-a, topology.k8s.aws/network-node-layer-3=nn-")
+    assert verdict.domain.endswith(")") and "(HyperNode hypernode-gpu-fabric-tier1-" in verdict.domain
