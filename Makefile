@@ -3,7 +3,8 @@
 #
 # Variables (all optional): STACK (default dev), CONFIG (a stack file to read instead of
 # Pulumi.<STACK>.yaml, e.g. one kept outside the project), BASE (diff base, default origin/main),
-# FROM (a recorded cluster dump for preflight / import-topology), MARKDOWN=1 and KEEP=<dir> (diff).
+# FROM (a recorded cluster dump for preflight / import-topology, and the what-if of diff), MARKDOWN=1
+# and KEEP=<dir> (diff).
 # They reach the recipes as environment variables, never pasted into the shell command, so no value
 # can run as a command.
 PYTHON ?= python3
@@ -39,10 +40,11 @@ check: $(INSTALLED)
 	$(TOOL) check --stack "$$STACK" $${CONFIG:+--config-file "$$CONFIG"}; $(SAID)
 
 ## diff: what the working tree changes in STACK compared with BASE (default origin/main);
-##       MARKDOWN=1 for the pull-request format, KEEP=<dir> to keep both renders
+##       MARKDOWN=1 for the pull-request format, KEEP=<dir> to keep both renders, FROM=<dump> to add
+##       what the scheduler will do with the change on that recorded cluster
 diff: $(INSTALLED)
 	$(TOOL) diff --stack "$$STACK" --base "$$BASE" $${CONFIG:+--config-file "$$CONFIG"} \
-	  $${MARKDOWN:+--markdown} $${KEEP:+--keep "$$KEEP"}; $(SAID)
+	  $${MARKDOWN:+--markdown} $${KEEP:+--keep "$$KEEP"} $${FROM:+--from "$$FROM"}; $(SAID)
 
 ## preflight: compare STACK with the cluster of its kubeconfig (read-only), or with FROM=<dump.json>
 preflight: $(INSTALLED)

@@ -14,18 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from cli.exit import FOUND, OK, UsageError, stack_name
+from cli.prediction import FROM_HELP, cluster_state, engine_argument, predict_for
 from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, command_parser, render_stack_of
 from config.upstream.cloud_topology import PRESET_NAMES
-from live.cluster_state import DUMP_COMMAND, ClusterState, read_cluster, read_file
 
 TOOL_NAME = "volcano-platform"
-FROM_HELP = f"read the cluster from this JSON or YAML List instead of the API server; write it with `{DUMP_COMMAND}`"
-
-
-def _state(args: argparse.Namespace, context: str | None) -> ClusterState:
-    if args.from_file:
-        return read_file(Path(args.from_file))
-    return read_cluster(args.kubeconfig, args.context or context)
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
@@ -33,7 +26,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from live.preflight.report import as_json, markdown
 
     result = render_stack_of(args)
-    state = _state(args, result.spec.config.cluster.context)
+    state = cluster_state(args, result.spec.config.cluster.context)
     report = preflight(result.spec, result.rendered, state)
     print(as_json(report) if args.json else markdown(report), end="")
     return FOUND if report.findings else OK
@@ -63,7 +56,7 @@ def cmd_import_topology(args: argparse.Namespace) -> int:
         return _import_pools(args, spec, tiers, preset, hyper_nodes, resource or "nvidia.com/gpu", context)
     if not tiers:
         raise UsageError("give the tier label keys with --tiers (tier 1 first), or a --stack that has them")
-    state = _state(args, context)
+    state = cluster_state(args, context)
     imported = import_topology(state.nodes, tiers, resource or "nvidia.com/gpu")
     section = {"tiers": imported.section["tiers"], "hyperNodes": hyper_nodes, **imported.section}
     if args.json:
@@ -90,7 +83,7 @@ def _import_pools(
     """The pool form: a pool per node group, each fabric by its labels' shape, no node named."""
     from live.pool_import import group_label, import_pools
 
-    state = _state(args, context)
+    state = cluster_state(args, context)
     known = dict(spec.config.pools) if spec is not None else {}
     label = args.pool_label or group_label(state.nodes, resource)
     imported = import_pools(state.nodes, tiers, resource, known, label)
@@ -126,50 +119,11 @@ def _print_sections(sections: dict[str, Any], include_form: bool) -> None:
     print("".join(f"  {line}" if line.strip() else line for line in block.splitlines(keepends=True)), end="")
 
 
-def _predict(args: argparse.Namespace, result: Any) -> Any:
-    """The prediction by the engine `--engine` names (`auto`: Volcano's own code where it can be
-    built or is built already, else the model, saying why on standard error); with pools, models
-    waiting on an autoscaled pool are told apart by the same engine (`whatif.pool_growth`), and a
-    model whose weight claim is missing waits (`whatif.claims`)."""
-    from whatif.claims import with_missing_claims
-    from whatif.pool_growth import with_pool_growth
-
-    state = _state(args, result.spec.config.cluster.context)
-    predictor, prediction = _engine_prediction(args, state, result)
-    if result.spec.pools:
-        prediction = with_pool_growth(prediction, state, result.spec, result.rendered, predictor)
-    return with_missing_claims(prediction, state, result.spec)
-
-
-def _engine_prediction(args: argparse.Namespace, state: ClusterState, result: Any) -> tuple[Any, Any]:
-    from whatif.predict import predict
-    from whatif.volcano.build import EngineUnavailableError, ensure_built
-
-    if args.engine != "model":
-        try:
-            ensure_built()
-        except EngineUnavailableError as why:
-            if args.engine == "volcano":
-                raise UsageError(f"--engine volcano: {why}") from why
-            print(f"note: the model answers: {why}", file=sys.stderr)
-        else:
-            from whatif.volcano.predict import predict_with_volcano
-            from whatif.volcano.runner import EngineError
-
-            try:
-                return predict_with_volcano, predict_with_volcano(state, result.spec, result.rendered)
-            except EngineError as failed:
-                if args.engine == "volcano":
-                    raise
-                print(f"note: the model answers: {failed}", file=sys.stderr)
-    return predict, predict(state, result.spec, result.rendered)
-
-
 def cmd_whatif(args: argparse.Namespace) -> int:
     from whatif.report import as_json, markdown
 
     result = render_stack_of(args)
-    prediction = _predict(args, result)
+    prediction = predict_for(args, result)
     print(as_json(prediction) if args.json else markdown(prediction), end="")
     return OK if prediction.all_fit else FOUND
 
@@ -182,10 +136,23 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.model not in result.spec.models:
         known = ", ".join(sorted(result.spec.models)) or "none"
         raise UsageError(f"stack {args.stack} has no model {args.model!r} (its models: {known})")
-    prediction = _predict(args, result)
+    prediction = predict_for(args, result)
     print(explain_markdown(prediction, args.model), end="")
     verdict = next(v for v in prediction.verdicts if v.model == args.model)
     return OK if verdict.verdict == FITS else FOUND
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    from live.cluster_snapshot import snapshot_list
+
+    result = render_stack_of(args)
+    state = cluster_state(args, result.spec.config.cluster.context)
+    recorded = snapshot_list(state)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(recorded) + "\n")
+    print(f"recorded {len(recorded['items'])} objects of {state.source} -> {out}")
+    return OK
 
 
 def cmd_preview_role(args: argparse.Namespace) -> int:
@@ -220,17 +187,6 @@ def _stack_on_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stack", type=stack_name, required=True, help=STACK_HELP)
     parser.add_argument("--config-file", help=CONFIG_FILE_HELP)
     _cluster_arguments(parser, "`cluster.context`, else the current one")
-
-
-def _engine_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--engine",
-        choices=("auto", "volcano", "model"),
-        default="auto",
-        help="who answers: `volcano`, Volcano's own scheduling code (needs Go, or `make volcano-session` run "
-        "once); `model`, the project's model of it; `auto` (default) Volcano's code where it can be had, "
-        "else the model",
-    )
 
 
 def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
@@ -301,7 +257,7 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         "volcano-platform whatif --stack aicloud-a --from cluster.json --json",
     )
     _stack_on_cluster_arguments(whatif)
-    _engine_argument(whatif)
+    engine_argument(whatif)
     whatif.add_argument("--json", action="store_true", help="print the prediction as JSON (schema/whatif.schema.json)")
     whatif.set_defaults(handler=cmd_whatif)
     explain = command_parser(
@@ -316,8 +272,22 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
     )
     explain.add_argument("model", help="the model's name (a key of `models`)")
     _stack_on_cluster_arguments(explain)
-    _engine_argument(explain)
+    engine_argument(explain)
     explain.set_defaults(handler=cmd_explain)
+    snapshot = command_parser(
+        sub,
+        formatter,
+        "snapshot",
+        "record the cluster the what-if reads, for pull requests to read without credentials; read-only",
+        "Read the cluster as whatif does (GET and LIST only) and write it as a Kubernetes List that "
+        "`whatif --from` and `diff --from` read. Container commands, arguments and environment, field managers "
+        "and the last-applied annotation are left out: the file is kept as a workflow artifact, readable by "
+        "whoever can read the repository.",
+        "volcano-platform snapshot --stack aicloud-a --out snapshot/aicloud-a.json",
+    )
+    _stack_on_cluster_arguments(snapshot)
+    snapshot.add_argument("--out", required=True, help="the file to write")
+    snapshot.set_defaults(handler=cmd_snapshot)
     role = command_parser(
         sub,
         formatter,

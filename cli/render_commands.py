@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli.exit import FOUND, OK, UsageError, stack_name
+from cli.prediction import engine_argument
 
 if TYPE_CHECKING:
     from offline.render import StackRender
@@ -50,8 +51,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from offline.diff import changed_stack_files, diff_dirs, diff_markdown, render_at_revision
+    from offline.diff import changed_stack_files, render_at_revision
     from offline.render import write_render
+    from offline.review import diff_dirs, diff_markdown
 
     if args.stack:
         if not args.base:
@@ -63,18 +65,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
             if base_file is not None and not base_file.is_file():
                 raise UsageError(f"--base-config-file {base_file} is not a file")
             render_at_revision(PROJECT_DIR, args.base, args.stack, old, base_file)
-            write_render(render_stack_of(args), new)
+            head = render_stack_of(args)
+            write_render(head, new)
             files = [] if args.config_file else changed_stack_files(PROJECT_DIR, args.base, args.stack)
+            whatif = _whatif(args, head) if args.from_file else ""
             if args.markdown:
-                result, text = diff_markdown(old, new, f"`{args.stack}`: `{args.base}` → this change", files)
+                title = f"`{args.stack}`: `{args.base}` → this change"
+                result, text = diff_markdown(old, new, title, files, whatif)
             else:
-                result, text = diff_dirs(old, new)
-                changed = f"files changed: {', '.join(files)}\n" if files else ""
-                text = f"stack {args.stack}: {args.base} -> working tree\n{changed}{text}"
+                result, text = diff_dirs(old, new, f"stack {args.stack}: {args.base} -> working tree", files, whatif)
             print(text, end="")
             return OK if result.empty else FOUND
     if len(args.dirs) != 2:
         raise UsageError("diff needs two render directories, or --stack and --base")
+    if args.from_file:
+        raise UsageError("diff --from needs --stack and --base (the what-if renders the stack)")
     old, new = (Path(d) for d in args.dirs)
     for directory in (old, new):
         if not directory.is_dir():
@@ -82,6 +87,21 @@ def cmd_diff(args: argparse.Namespace) -> int:
     result, text = diff_markdown(old, new) if args.markdown else diff_dirs(old, new)
     print(text, end="")
     return OK if result.empty else FOUND
+
+
+def _whatif(args: argparse.Namespace, head: StackRender) -> str:
+    """What the scheduler will do with the change on the recorded cluster `--from` names. A
+    snapshot that cannot be read is said in its place: the diff itself still stands."""
+    from cli.prediction import predict_for
+    from live.cluster_state import StateError
+    from offline.markdown import code
+    from whatif.report import markdown
+
+    args.kubeconfig = args.context = None  # a diff never reads a live cluster
+    try:
+        return markdown(predict_for(args, head))
+    except StateError as error:
+        return f"_No what-if: the recorded cluster cannot be read ({code(str(error))})._\n"
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -140,6 +160,7 @@ def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> No
         "and in the working tree and compare those. Replacements and provider changes are called out.",
         "volcano-platform diff --stack aicloud-a --base origin/main",
         "volcano-platform diff --stack aicloud-a --base origin/main --markdown --keep out/diff/aicloud-a",
+        "volcano-platform diff --stack aicloud-a --base origin/main --from cluster.json",
         "volcano-platform diff out/old out/new",
     )
     diff.add_argument("dirs", nargs="*", metavar="DIR", help="two render directories: old, then new")
@@ -158,9 +179,17 @@ def add_render_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> No
     diff.add_argument(
         "--markdown",
         action="store_true",
-        help="write Markdown for a pull request: platform changes first (models, quotas, placement, warnings), "
+        help="write Markdown for a pull request: platform changes first (models, tenants, placement, warnings), "
         "then each object's diff collapsed",
     )
+    diff.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="FILE",
+        help="a recorded cluster (a JSON or YAML List, e.g. the snapshot the default branch's preview keeps): "
+        "the diff then says what the scheduler will do with the change there (with --stack and --base)",
+    )
+    engine_argument(diff)
     diff.set_defaults(handler=cmd_diff)
 
     check = command_parser(

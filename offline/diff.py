@@ -8,7 +8,6 @@ name or namespace, or touches a field that cannot be updated in place, is report
 from __future__ import annotations
 
 import difflib
-import html
 import operator
 import os
 import subprocess
@@ -22,9 +21,7 @@ from typing import Any
 from config.project import PROJECT
 from config.stack_file.includes import INCLUDE_KEY
 from config.stack_file.yaml12 import StackYamlError, read_yaml
-from offline.markdown import code, fence, html_code
 from offline.render_folder import parse_manifest, read_index, read_manifest
-from offline.summary_data import platform_changes, read_summary_data
 
 
 class RevisionError(Exception):
@@ -240,100 +237,6 @@ def _unified(before: Entry | None, after: Entry | None) -> list[str]:
     old_name = f"a/{before.file}" if before else "/dev/null"
     new_name = f"b/{after.file}" if after else "/dev/null"
     return list(difflib.unified_diff(old_lines, new_lines, old_name, new_name))
-
-
-def removal_warning(result: DiffResult) -> str:
-    return (
-        f"MOST OBJECTS REMOVED: this change removes {len(result.removed)} of the stack's {result.before} objects; "
-        "check that the stack file still holds the stack's config"
-    )
-
-
-def summary_lines(result: DiffResult, title: str = "") -> list[str]:
-    lines = [title] if title else []
-    if result.removes_most:
-        lines.append(removal_warning(result))
-    if result.provider_replaced:
-        lines.append(
-            f"PROVIDER REPLACED: every resource is replaced ({result.provider_replaced}); "
-            "see docs/operations.md, moving a stack to a new cluster"
-        )
-    counts = (
-        f"{len(result.added)} added, {len(result.changed)} changed, "
-        f"{len(result.replaced)} replaced, {len(result.removed)} removed"
-    )
-    if result.imported:
-        counts += f", {len(result.imported)} imported"
-    lines.append(counts if not result.empty else "no changes")
-    lines += [f"  + {f}" for f in result.added]
-    lines += [
-        f"  = {f}: imported (an existing object the stack takes over, then updates in place)" for f in result.imported
-    ]
-    lines += [f"  ~ {f}" for f in result.changed]
-    lines += [f"  +- {f}: replaced, {why}" for f, why in result.replaced]
-    lines += [f"  - {f}{kept}" for f, kept in result.removed]
-    return lines
-
-
-def _lines(diff: ObjectDiff) -> str:
-    return "".join(line if line.endswith("\n") else line + "\n" for line in diff.lines)
-
-
-def diff_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, str]:
-    result, objects = _compare_dirs(old_dir, new_dir)
-    text = "\n".join(summary_lines(result)) + "\n"
-    if objects:
-        text += "\n" + "".join(_lines(o) for o in objects)
-    return result, text
-
-
-def _compare_dirs(old_dir: Path, new_dir: Path) -> tuple[DiffResult, list[ObjectDiff]]:
-    for directory in (old_dir, new_dir):
-        read_summary_data(directory)  # a damaged folder is refused whichever form the diff takes
-    provider = provider_replacement(load_providers(old_dir), load_providers(new_dir))
-    return compare(load_render(old_dir), load_render(new_dir), provider)
-
-
-def diff_markdown(old_dir: Path, new_dir: Path, title: str = "", files: Iterable[str] = ()) -> tuple[DiffResult, str]:
-    """The diff for a pull request: what the change does to the platform first (models, quotas,
-    placement, new warnings, from the two renders' plans), then the objects, each manifest diff
-    collapsed under its file name. `files` are the stack's files the change touches."""
-    result, objects = _compare_dirs(old_dir, new_dir)
-    lines = [f"### {title}", ""] if title else []
-    if files:
-        lines += ["Files of this stack changed: " + ", ".join(code(f) for f in files), ""]
-    if result.removes_most:
-        lines += [f"> **{removal_warning(result)}**", ""]
-    changes = platform_changes(read_summary_data(old_dir), read_summary_data(new_dir))
-    if changes:
-        lines += [changes.rstrip(), ""]
-    elif not result.empty:
-        lines += ["_No change to models, quotas, placement or warnings._", ""]
-    counts = summary_lines(result)
-    lines += [
-        f"**Objects:** {counts[int(result.removes_most) + int(bool(result.provider_replaced))]}"
-        + (
-            " — **the Kubernetes provider is replaced: every resource is replaced**" if result.provider_replaced else ""
-        ),
-        "",
-    ]
-    if objects:
-        lines += [
-            f"<details><summary>the {len(objects)} object(s)</summary>",
-            "",
-            fence("\n".join(counts)),
-            "</details>",
-            "",
-        ]
-    for diff in objects:
-        lines += [
-            f"<details><summary>{html_code(diff.file)} {html.escape(diff.change)}</summary>",
-            "",
-            fence(_lines(diff), "diff"),
-            "</details>",
-            "",
-        ]
-    return result, "\n".join(lines)
 
 
 def render_at_revision(

@@ -3,22 +3,19 @@
 `summary.md` describes one render for a person; `summary.json` holds the same facts (models and
 their size and placement, tenant quotas, demand per topology domain, warnings) in a form that two
 renders can be compared by, so a pull request leads with what it changes on the platform
-(`platform_changes`) before any manifest.
+(`offline.review`) before any manifest.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from config.errors import one_line
 from config.sections.models import ModelConfig
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from offline.demand import domain_demand
-from offline.markdown import code, fence
 from offline.render_folder import RenderFolderError, read_json_mapping
 
 SUMMARY_DATA_FILE = "summary.json"
@@ -223,91 +220,5 @@ def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_WORDS: dict[str, Callable[[Any], str]] = {
-    "replicas": lambda v: replicas_words(v or {}),
-    "topology": topology_words,
-    "placement": placement_words,
-}
-
-
 def _int(text: str) -> int | str:
     return int(text) if text.strip().isdigit() else text
-
-
-def _cell(value: Any) -> str:
-    text = (", ".join(f"{k}={v}" for k, v in value.items()) or "-") if isinstance(value, dict) else str(value)
-    return one_line(text).replace("|", "\\|")
-
-
-def _field(key: str, value: Any) -> str:
-    """A field of an entry in words: replica counts, topology and placement as people read them."""
-    if isinstance(value, dict) and key in _WORDS:
-        return _cell(_WORDS[key](value))
-    if value is None and key in _WORDS:
-        return _cell(_WORDS[key](None))
-    return _cell(value)
-
-
-def _changes(
-    title: str, old: dict[str, Any], new: dict[str, Any], describe: Callable[[dict[str, Any]], str]
-) -> list[str]:
-    """A table of the entries added, removed or changed between two plans' sections."""
-    rows: list[str] = []
-    for name in sorted(set(old) | set(new)):
-        before, after = old.get(name), new.get(name)
-        if before == after:
-            continue
-        if before is None:
-            rows.append(f"| {code(name)} | added | {_cell(describe(after))} |")  # type: ignore[arg-type]
-        elif after is None:
-            rows.append(f"| {code(name)} | removed | {_cell(describe(before))} |")
-        else:
-            changed = [
-                f"{key}: {_field(key, before.get(key, '-'))} → {_field(key, after.get(key, '-'))}"
-                for key in dict.fromkeys([*before, *after])
-                if before.get(key) != after.get(key)
-            ]
-            rows.append(f"| {code(name)} | changed | {'; '.join(changed)} |")
-    if not rows:
-        return []
-    return [f"**{title}**", "", "| | | before → after |", "|---|---|---|", *rows, ""]
-
-
-def platform_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> str:
-    """Markdown: models added, removed or resized; tenant quota changes; placement and demand
-    changes per topology domain; warnings that are new. Empty when nothing changed."""
-    if old is None or new is None:
-        side = "base" if old is None else "changed"
-        return (
-            f"_The {side} render has no `{SUMMARY_DATA_FILE}`, so platform changes cannot be listed; see the "
-            "manifests._\n"
-        )
-    lines: list[str] = []
-    if old.get("schemaVersion") != new.get("schemaVersion"):
-        # Only the fields both versions hold are compared.
-        common = ("kind", "tenant", "replicas", "podsPerReplica")
-        old = {**old, "models": {n: {k: m.get(k) for k in common} for n, m in old["models"].items()}}
-        new = {**new, "models": {n: {k: m.get(k) for k in common} for n, m in new["models"].items()}}
-    lines += _changes(
-        "Models",
-        old["models"],
-        new["models"],
-        lambda m: (
-            f"{m.get('kind')}, {replicas_words(m.get('replicas') or {})} × {m.get('podsPerReplica')} pods"
-            + (f", {placement_words(m['placement'])}" if "placement" in m else "")
-        ),
-    )
-    lines += _changes(
-        "Tenant quotas", old["tenants"], new["tenants"], lambda t: f"queue {t.get('queue')}, weight {t.get('weight')}"
-    )
-    lines += _changes(
-        "Placement per domain",
-        old["domains"],
-        new["domains"],
-        lambda d: f"tier {d.get('tier')}, {d.get('hard')} hard + {d.get('soft')} soft planned, {d.get('status')}",
-    )
-    before = {str(w.get("text")) for w in old["warnings"] if isinstance(w, dict)}
-    added = [str(w.get("text")) for w in new["warnings"] if isinstance(w, dict) and str(w.get("text")) not in before]
-    if added:
-        lines += ["**New warnings**", "", fence("\n".join(added)), ""]
-    return "\n".join(lines)

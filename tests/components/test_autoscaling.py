@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from offline.diff import diff_dirs
 from offline.render import write_render
+from offline.review import diff_dirs
 from tests.components.helpers import STACK, objects_of_kind
 from tests.conftest import load, mutate, paths_of, stack_raw
 

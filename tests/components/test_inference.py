@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from offline.diff import diff_dirs
 from offline.render import write_render
+from offline.review import diff_dirs
 from offline.schemas import validate_objects
 from tests.components.helpers import DEPLOY_MODEL, GPU, LWS_MODEL, SEED, container_of, vllm_argv, with_volumes
 from tests.conftest import mutate

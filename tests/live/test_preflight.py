@@ -148,8 +148,8 @@ def _adopting() -> dict[str, Any]:
 
 
 def test_adopted_objects_are_imported_not_created(render_raw: Any, tmp_path: Path) -> None:
-    from offline.diff import diff_dirs
     from offline.render import write_render
+    from offline.review import diff_dirs
 
     result = render_raw(_adopting())
     imports = {e["urn"].split("::")[-1]: e["import"] for e in result.rendered.index if e.get("import")}
@@ -177,8 +177,8 @@ def test_removing_adopt_after_the_import_changes_only_the_force_annotation(rende
     """Once imported, an object is in the stack's state and its import ID is ignored, so dropping
     `adopt` is no addition and no replacement: only the `pulumi.com/patchForce` annotation the
     adoption set goes."""
-    from offline.diff import diff_dirs
     from offline.render import write_render
+    from offline.review import diff_dirs
 
     adopting = _adopting()
     settled = copy.deepcopy(adopting)

@@ -15,10 +15,10 @@ import yaml
 
 from cli.main import main
 from config.stack_file.reader import read_stack
-from offline.diff import diff_dirs
 from offline.engine import ProgramError, clean, run_program
 from offline.manifests import RenderedObject
 from offline.render import render_stack, write_render
+from offline.review import diff_dirs
 from offline.schemas import validate_objects
 from tests.conftest import PROJECT_DIR, STACKS, TOOL, mutate, stack_raw, write_stack
 
@@ -188,6 +188,7 @@ def test_secure_values_become_secret_placeholders(tmp_path: Path) -> None:
     data = yaml.safe_load(path.read_text())
     ciphertext = "v1:jkDab+RjkhW3UlXB:B/E0OVE3jqn2wXpE/g5T6Np3EfM1eClb4JEV7ycsA25h54wUMkL/07s="
     data["config"]["volcano-platform:secrets"] = {"hf-token": {"secure": ciphertext}}
+    data["encryptionsalt"] = "v1:dGVzdA==:v1:dGVzdA==:dGVzdA=="  # a passphrase stack's, as the CLI writes it
     data["config"]["volcano-platform:models"]["qwen3-0-6b"]["source"]["hub"]["tokenSecret"] = "hf-token"
     path.write_text(yaml.safe_dump(data))
     stack = read_stack(PROJECT_DIR, "s", path)
@@ -396,7 +397,7 @@ def test_a_run_leaves_the_process_as_it_found_it(monkeypatch: pytest.MonkeyPatch
 def test_the_pull_request_diff_leads_with_what_changes_on_the_platform(tmp_path: Path, render_raw: Any) -> None:
     """A change that resizes a model and raises a quota: the Markdown diff says so in tables first
     (models, tenant quotas, placement per domain), then lists the objects, each diff collapsed."""
-    from offline.diff import diff_markdown
+    from offline.review import diff_markdown
 
     before = stack_raw("aicloud-a")
     after = mutate(before, lambda r: r["models"]["qwen2-72b-tenanta"].update(replicas=2))

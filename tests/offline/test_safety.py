@@ -12,10 +12,11 @@ import yaml
 import config
 from cli.main import main
 from config.stack_file.reader import StackFile
-from offline.diff import Entry, _replacement_reason, diff_dirs
+from offline.diff import Entry, _replacement_reason
 from offline.engine import run_program
 from offline.manifests import from_registrations
 from offline.render import StackRender, write_render
+from offline.review import diff_dirs
 from tests.conftest import PROJECT_DIR, mutate, stack_raw, write_stack
 
 SEED = stack_raw("aicloud-a")

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from offline.diff import diff_dirs
 from offline.render import write_render
+from offline.review import diff_dirs
 from tests.conftest import EXAMPLE_STACKS, PROJECT_DIR, STACKS, mutate, stack_raw
 
 GOLDEN = PROJECT_DIR / "tests" / "golden"

@@ -309,6 +309,63 @@ def test_offline_diff_comment_covers_every_stack_and_respects_the_limit() -> Non
     assert len(proc.stdout) <= 2000 + 200
 
 
+def test_a_stack_with_a_recorded_cluster_gets_its_what_if_in_the_offline_comment(tmp_path: Path) -> None:
+    """The script hands each stack's snapshot to `make diff` as FROM (which puts the what-if in the
+    diff: tests/offline/test_review.py) and says on which cluster the answers were given."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_make = bin_dir / "make"
+    fake_make.write_text(
+        "#!/usr/bin/env bash\n"
+        'for arg in "$@"; do case "$arg" in STACK=*|FROM=*) declare "$arg";; esac; done\n'
+        'echo "### $STACK"; echo "what-if on ${FROM:-nothing}"\n'
+        'echo "**Objects:** 0 added, 1 changed, 0 replaced, 0 removed"\n'
+        "exit 1\n"
+    )
+    fake_make.chmod(0o755)
+    snapshots = tmp_path / "snapshot"
+    snapshots.mkdir()
+    (snapshots / "dev.json").write_text("{}")
+    proc = _run(
+        [PROJECT_DIR / ".github" / "scripts" / "offline-diff.sh", "HEAD", "60000", "", snapshots],
+        cwd=PROJECT_DIR,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"what-if on {snapshots}/dev.json" in proc.stdout
+    assert "what-if on nothing" in proc.stdout, "stacks without a snapshot get none"
+    assert "answered above for `dev` on the cluster snapshot the default branch's last preview recorded" in proc.stdout
+
+
+def test_same_repository_pull_requests_get_the_what_if_on_the_last_recorded_cluster() -> None:
+    """The default branch's preview records each cluster with the read-only identity; a job that
+    runs none of the branch's code (and may only read the Actions artifacts) hands the snapshots
+    to the diff job, which holds nothing but read access to the repository. Forks get none."""
+    preview = _workflow(PROJECT_DIR / ".github" / "workflows" / "preview.yml")
+    assert preview["on"]["push"]["branches"] == ["main"]
+    assert "github.event_name == 'push'" in preview["jobs"]["stacks"]["if"]
+    assert preview["jobs"]["comment"]["if"].endswith("github.event_name == 'pull_request'")
+    steps = preview["jobs"]["preview"]["steps"]
+    record = next(s for s in steps if "volcano-platform snapshot" in s.get("run", ""))
+    assert "github.event_name == 'push'" in record["if"] and "vars.CLUSTER_SNAPSHOTS == 'true'" in record["if"]
+    assert record["run"].startswith(".github/scripts/with-kubeconfig.sh ")
+    kept = next(s for s in steps if s.get("with", {}).get("name") == "cluster-snapshot-${{ matrix.stack }}")
+    assert "github.event_name == 'push'" in kept["if"]
+
+    pull_request = _workflow(PROJECT_DIR / ".github" / "workflows" / "pull-request.yml")
+    fetch = pull_request["jobs"]["snapshot"]
+    assert "head.repo.full_name == github.repository" in fetch["if"], "a fork gets no cluster snapshot"
+    assert fetch["permissions"] == {"actions": "read"}
+    assert not [s for s in fetch["steps"] if "run" in s or _action(s) == "actions/checkout"]
+    download = next(s for s in fetch["steps"] if _action(s) == "actions/download-artifact")
+    assert download["with"]["pattern"] == "cluster-snapshot-*"
+    diff_job = pull_request["jobs"]["test-and-diff"]
+    assert diff_job["needs"] == "snapshot" and diff_job["permissions"] == {"contents": "read"}
+    assert "!cancelled()" in diff_job["if"], "forks, whose snapshot job is skipped, still get the diff"
+    runs = [s.get("run", "") for s in diff_job["steps"]]
+    assert any(run.endswith("offline-diff.md snapshot") for run in runs)
+
+
 def _node() -> str:
     node = require_tool(shutil.which("node"), "Node.js")
     installed = (TOOLS / "node_modules" / "@tktco" / "node-actionlint").is_dir()

@@ -1,0 +1,70 @@
+"""The what-if's prediction, shared by `whatif`, `explain` and `diff --from`: the cluster read
+once (live, or a recorded `List`), then answered by the engine `--engine` names."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from cli.exit import UsageError
+from live.cluster_state import DUMP_COMMAND, ClusterState, read_cluster, read_file
+
+FROM_HELP = f"read the cluster from this JSON or YAML List instead of the API server; write it with `{DUMP_COMMAND}`"
+
+
+def cluster_state(args: argparse.Namespace, context: str | None) -> ClusterState:
+    if args.from_file:
+        return read_file(Path(args.from_file))
+    return read_cluster(args.kubeconfig, args.context or context)
+
+
+def predict_for(args: argparse.Namespace, result: Any) -> Any:
+    """The prediction by the engine `--engine` names (`auto`: Volcano's own code where it can be
+    built or is built already, else the model, saying why on standard error); with pools, models
+    waiting on an autoscaled pool are told apart by the same engine (`whatif.pool_growth`), and a
+    model whose weight claim is missing waits (`whatif.claims`)."""
+    from whatif.claims import with_missing_claims
+    from whatif.pool_growth import with_pool_growth
+
+    state = cluster_state(args, result.spec.config.cluster.context)
+    predictor, prediction = _engine_prediction(args, state, result)
+    if result.spec.pools:
+        prediction = with_pool_growth(prediction, state, result.spec, result.rendered, predictor)
+    return with_missing_claims(prediction, state, result.spec)
+
+
+def _engine_prediction(args: argparse.Namespace, state: ClusterState, result: Any) -> tuple[Any, Any]:
+    from whatif.predict import predict
+    from whatif.volcano.build import EngineUnavailableError, ensure_built
+
+    if args.engine != "model":
+        try:
+            ensure_built()
+        except EngineUnavailableError as why:
+            if args.engine == "volcano":
+                raise UsageError(f"--engine volcano: {why}") from why
+            print(f"note: the model answers: {why}", file=sys.stderr)
+        else:
+            from whatif.volcano.predict import predict_with_volcano
+            from whatif.volcano.runner import EngineError
+
+            try:
+                return predict_with_volcano, predict_with_volcano(state, result.spec, result.rendered)
+            except EngineError as failed:
+                if args.engine == "volcano":
+                    raise
+                print(f"note: the model answers: {failed}", file=sys.stderr)
+    return predict, predict(state, result.spec, result.rendered)
+
+
+def engine_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "volcano", "model"),
+        default="auto",
+        help="who answers: `volcano`, Volcano's own scheduling code (needs Go, or `make volcano-session` run "
+        "once); `model`, the project's model of it; `auto` (default) Volcano's code where it can be had, "
+        "else the model",
+    )
