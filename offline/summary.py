@@ -96,6 +96,38 @@ def _observability(spec: PlatformSpec, rendered: Rendered) -> list[str]:
     return lines
 
 
+def _hypernode_names(spec: PlatformSpec) -> str:
+    """How the domains below are found on the cluster, and the name `whatif` and `explain` give
+    each, so a reader can match the three."""
+    topology = spec.topology
+    assert topology is not None
+    shaped = any(d.generated for d in topology.domains.values())
+    pools = (
+        " Domains of a pool's shape are named here `<pool>/tier<N>-<index>`; on the cluster they are whatever "
+        "values the provisioner's tier labels hold, and `whatif` and `explain` name one `pool <pool>, "
+        "<tier label>=<value>`. A pool is listed as the domain above the top tier."
+        if shaped
+        else ""
+    )
+    if topology.hyper_nodes == "explicit":
+        return "Each named domain is a HyperNode of the same name." + pools
+    if topology.hyper_nodes == "none":
+        return "No HyperNodes: the scheduler places no job by the network topology." + pools
+    named = topology.named_domains
+    example = f" (`{named[0].name} (HyperNode hypernode-…)`)" if named else ""
+    return (
+        "Volcano's label discovery builds a HyperNode per value of a tier label and names it itself "
+        "(`hypernode-…`)"
+        + (
+            f"; a named domain is the HyperNode holding exactly its nodes, which `whatif` and `explain` name as "
+            f"here with Volcano's name beside it{example}."
+            if named
+            else "."
+        )
+        + pools
+    )
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
@@ -210,12 +242,8 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
             ),
             "",
         ]
-        if spec.pools and spec.topology.tiers:
-            lines += [
-                "Domains of a pool's shape are named here `<pool>/tier<N>-<index>`; on the cluster, label discovery "
-                "names them. A pool is listed as the domain above the top tier.",
-                "",
-            ]
+        if spec.topology.tiers:
+            lines += [_hypernode_names(spec), ""]
         rows = [
             [
                 name,

@@ -64,3 +64,26 @@ def test_a_domain_of_a_pools_shape_is_the_pool_and_its_label_value() -> None:
     verdict = next(v for v in predict(state, result.spec, result.rendered).verdicts if v.model == "llama-405b")
     assert verdict.domain.startswith("pool h100-a, topology.k8s.aws/network-node-layer-3=nn-")
     assert verdict.domain.endswith(")") and "(HyperNode hypernode-gpu-fabric-tier1-" in verdict.domain
+
+
+def test_the_summary_names_domains_as_the_what_if_does() -> None:
+    """The summary's domain table holds the stack's names the what-if writes, and says how a
+    HyperNode Volcano named, or a domain of a pool's shape, is written there."""
+    from offline.summary import render_summary
+
+    state = read_file(FIXTURES / "whatif" / "aicloud-a-preempt.yaml")
+    state = dataclasses.replace(state, hyper_nodes=_discovered(state, LEAF, "topology.aicloud/spine-pair"))
+    result = render_stack(PROJECT_DIR, "aicloud-a")
+    summary = render_summary(result.spec, result.rendered)
+    verdict = next(v for v in predict(state, result.spec, result.rendered).verdicts if v.model == "qwen8b-preemptor")
+    domain = verdict.victims[0].domain.split(" (HyperNode ")[0]
+    assert f"| {domain} | 1 |" in summary
+    assert "a named domain is the HyperNode holding exactly its nodes" in summary
+    assert "(`spinepair12 (HyperNode hypernode-…)`)" in summary
+
+    eks = render_stack(PROJECT_DIR, "aicloud-eks")
+    assert "`whatif` and `explain` name one `pool <pool>, <tier label>=<value>`" in render_summary(
+        eks.spec, eks.rendered
+    )
+    dev = render_stack(PROJECT_DIR, "dev")
+    assert "Each named domain is a HyperNode of the same name." in render_summary(dev.spec, dev.rendered)
