@@ -43,6 +43,11 @@ def write_stack_dir(size: Size, folder: Path) -> Path:
             content["models"] = models_of[tenant]
         (own / "tenants" / f"{tenant}.yaml").write_text(_dump(content))
     in_stack = {k: v for k, v in raw.items() if k not in ("topology", "tenants", "models")}
+    # The platform's file holds the cluster-wide settings and the grants the teams' files use.
+    in_stack["lws"] = {**in_stack.get("lws", {}), "install": True}
+    volcano = in_stack.setdefault("volcano", {})
+    volcano["scheduler"] = {**volcano.get("scheduler", {}), "eviction": "gang"}
+    in_stack["tenantPolicy"] = {"default": {"nonReclaimable": True}}
     in_stack["include"] = {
         "files": [f"clusters/{stack}/topology.yaml"],
         "tenants": [f"clusters/{stack}/tenants/*.yaml"],

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from config.checks import run_checks
 from config.checks.credentials import kubeconfig_credentials, kubeconfig_problem
+from config.checks.tenant_boundary import check_tenant_files
 from config.errors import ConfigError, Problem, errors_of, join_path, warnings_of
 from config.handover import handover_problems
 from config.model_defaults import apply_model_defaults, blame_model_defaults, relocate_inherited
@@ -26,7 +27,7 @@ from config.sections.stack import TOP_LEVEL_KEYS, StackConfig
 from config.spec.placement import plan_placements
 from config.spec.platform import PlatformSpec
 from config.spec.resolve import resolve
-from config.stack_file.includes import Origins, file_of, merge_includes, stack_dir
+from config.stack_file.includes import Included, Origins, file_of, merge_includes, stack_dir
 from config.stack_file.reader import plaintext_secret_problem
 
 # `kubernetes:*` keys configure the default provider, which this program never uses: every
@@ -84,7 +85,7 @@ def load_raw(
     if errors_of(included.problems):
         raise ConfigError(included.problems)
     try:
-        return _load_merged(included.raw, stack, plaintext_secrets, other_keys, encrypted)
+        return _load_merged(included.raw, stack, plaintext_secrets, other_keys, encrypted, included)
     except ConfigError as error:
         raise ConfigError(in_files(list(error.problems), included.origins)) from None
 
@@ -105,8 +106,15 @@ def _load_merged(
     plaintext_secrets: Collection[str],
     other_keys: Collection[str],
     encrypted: Collection[str],
+    included: Included | None = None,
 ) -> PlatformSpec:
     problems: list[Problem] = foreign_key_problems(other_keys)
+    tenant_files = included.tenant_files if included is not None else {}
+    written = included.tenant_raw if included is not None else {}
+    origins = included.origins if included is not None else {}
+    tenant_file_models = frozenset(
+        entry[1] for entry, file in origins.items() if entry[0] == "models" and len(entry) == 2 and file in written
+    )
     # An empty mapping means "not set": it is how Pulumi.yaml declares optional keys.
     data = {k: v for k, v in raw.items() if not (k in TOP_LEVEL_KEYS and isinstance(v, Mapping) and not v)}
     data = apply_model_defaults(data, problems)
@@ -122,12 +130,13 @@ def _load_merged(
         places = kubeconfig_credentials(kubeconfig.get_secret_value())
         if places:
             problems.append(kubeconfig_problem(places))
-    spec, found = resolve(config, stack)
+    spec, found = resolve(config, stack, tenant_file_models)
     problems += found
     placements, found = plan_placements(spec.models.values(), spec.topology, spec.gpu_resource)
     spec = dataclasses.replace(spec, placements=placements)
     problems += found
     problems += run_checks(spec)
+    problems += check_tenant_files(spec, tenant_files, written)
     problems = relocate_inherited(problems, raw.get("models"), raw.get("modelDefaults"))
     errors = errors_of(problems)
     if errors:

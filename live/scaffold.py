@@ -125,7 +125,8 @@ def scaffold(answers: Answers, state: ClusterState | None) -> Scaffold:
             "# Set the queue's share of the cluster (`capability`, `deserved`) and add models under `models:`.\n"
             + dump({"tenants": {tenant: {"queue": {"weight": 1}}}})
         )
-        out.codeowners.append(f"/{path} @{answers.owners}/{tenant} @{answers.owners}/{PLATFORM_TEAM}")
+        # The team alone: `tenantPolicy` in the stack file, enforced by the program, bounds the file.
+        out.codeowners.append(f"/{path} @{answers.owners}/{tenant}")
     out.codeowners.insert(0, f"/Pulumi.{name}.yaml @{answers.owners}/{PLATFORM_TEAM}")
     if cluster_files:
         out.codeowners.insert(1, f"/{folder}/cluster.yaml @{answers.owners}/{PLATFORM_TEAM}")
@@ -144,7 +145,9 @@ Written by `volcano-platform init`. `docs/operations.md` has the whole walkthrou
    with `pulumi config set --secret --path 'secrets.<name>' <value>`; `check` refuses a `secure:`
    value no secrets manager wrote.
 2. Give each tenant its share (`{folder}/tenants/*.yaml`: `queue.capability`, `deserved`) and its
-   models; each team reviews its own file (the CODEOWNERS lines `init` printed).
+   models; each team reviews its own file (the CODEOWNERS lines `init` printed). What a tenant file
+   may use beyond the defaults (the top priority class, a guarantee, secrets, registries) is granted
+   in the stack file's `tenantPolicy`; the program refuses the rest.
 3. Check offline: `make check STACK={name}`, `make render STACK={name}` (`out/{name}/summary.md`).
 4. Meet the cluster, read-only: `make preflight STACK={name}`, then
    `.venv/bin/volcano-platform whatif --stack {name}`.

@@ -148,7 +148,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
     ]
 
     conf = scheduler_conf(
-        spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models, spec.node_groups
+        spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.plans_multi_node_models, spec.node_groups
     )
     lines += ["## Scheduler", "", f"- actions: `{conf['actions']}`"]
     for index, tier in enumerate(conf["tiers"], start=1):

@@ -143,7 +143,7 @@ class Prediction:
 
 def policy_of(spec: PlatformSpec) -> tuple[list[list[dict[str, Any]]], tuple[str, ...], dict[str, dict[str, Any]]]:
     conf = scheduler_conf(
-        spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models, spec.node_groups
+        spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.plans_multi_node_models, spec.node_groups
     )
     tiers = [list(t["plugins"]) for t in conf["tiers"]]
     actions = tuple(a.strip() for a in str(conf["actions"]).split(",") if a.strip())

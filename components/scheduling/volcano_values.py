@@ -30,7 +30,7 @@ def _resources(requirements: ResourceRequirements) -> dict[str, Any]:
 
 def scheduler_conf_text(spec: PlatformSpec) -> str:
     conf = scheduler_conf(
-        spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models, spec.node_groups
+        spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.plans_multi_node_models, spec.node_groups
     )
     return dump(conf)
 

@@ -51,11 +51,11 @@ def _victim_tiers(spec: PlatformSpec) -> list[Problem]:
     tier may choose victims: it would decide on the full candidate list whenever the first tier
     offers none, ignoring priority, gangs and quotas alike."""
     volcano = spec.config.volcano
-    actions = scheduler_actions(volcano, spec.has_multi_node_models)
+    actions = scheduler_actions(volcano, spec.plans_multi_node_models)
     evicting = [a for a in actions if a in EVICTION_ACTIONS]
     if not evicting:
         return []
-    conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models, spec.node_groups)
+    conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.plans_multi_node_models, spec.node_groups)
     tiers = [tier["plugins"] for tier in conf["tiers"]]
     plugins = volcano.scheduler.plugins
     problems: list[Problem] = []
@@ -113,7 +113,7 @@ def _gang_queue_plugin(spec: PlatformSpec) -> list[Problem]:
     """Gang-aware reclaim consults only capacity about queue shares (`AddUnifiedEvictableFn` is
     registered by gang, priority, conformance and capacity only)."""
     volcano = spec.config.volcano
-    actions = scheduler_actions(volcano, spec.has_multi_node_models)
+    actions = scheduler_actions(volcano, spec.plans_multi_node_models)
     queue_plugin = volcano.scheduler.queue_plugin
     if "gangreclaim" not in actions or queue_plugin in GANG_EVICTION_QUEUE_PLUGINS:
         return []
@@ -134,7 +134,7 @@ def _action_pairs(spec: PlatformSpec) -> list[Problem]:
     only where the scheduler has it."""
     volcano = spec.config.volcano
     scheduler = volcano.scheduler
-    actions = scheduler_actions(volcano, spec.has_multi_node_models)
+    actions = scheduler_actions(volcano, spec.plans_multi_node_models)
     gang = [a for a in actions if a in GANG_EVICTION_ACTIONS]
     legacy = [a for a in actions if a in LEGACY_EVICTION_ACTIONS]
     problems: list[Problem] = []
@@ -195,7 +195,9 @@ def _action_pairs(spec: PlatformSpec) -> list[Problem]:
             )
         )
     if gang and not multi_node:
-        conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models, spec.node_groups)
+        conf = scheduler_conf(
+            volcano, spec.gpu_resource, spec.hierarchy, spec.plans_multi_node_models, spec.node_groups
+        )
         if "gang" not in plugin_names(conf):
             problems.append(
                 Problem(

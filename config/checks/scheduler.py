@@ -59,7 +59,7 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
                 got=", ".join(scheduler.actions),
             )
         )
-    conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models, spec.node_groups)
+    conf = scheduler_conf(volcano, spec.gpu_resource, spec.hierarchy, spec.plans_multi_node_models, spec.node_groups)
     active = plugin_names(conf)
     queue_plugins = [p for p in QUEUE_PLUGINS if p in active]
     if len(queue_plugins) > 1:

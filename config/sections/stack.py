@@ -16,6 +16,7 @@ from config.sections.observability import ObservabilityConfig
 from config.sections.pools import PoolConfig
 from config.sections.priority import PriorityClassConfig
 from config.sections.registries import RegistryCredential
+from config.sections.tenant_policy import TenantPolicyConfig
 from config.sections.tenants import DefaultQueuePatch, TenantConfig
 from config.sections.topology import TopologyConfig
 from config.sections.volcano import VolcanoConfig
@@ -41,6 +42,11 @@ class StackConfig(ConfigModel):
     """PriorityClasses keyed by name. Default: p0-critical, p1-high, p2-normal, p3-low."""
     tenants: dict[TenantName, TenantConfig] = {}
     """Tenants keyed by name."""
+    tenant_policy: TenantPolicyConfig = TenantPolicyConfig()
+    """What tenant files (`include.tenants`) may use and set: priority classes, quota ceilings,
+    queue priority, non-reclaimable queues, unpreemptable models, Pod Security level, secrets,
+    registries, network attachments and namespaces. A tenant file going past it is refused at its
+    key; only the stack file and `include.files` files may hold this section."""
     default_queue: DefaultQueuePatch | None = None
     """Patch of the scheduler-owned `default` queue."""
     model_defaults: dict[str, Any] = {}

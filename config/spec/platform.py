@@ -68,14 +68,18 @@ class PlatformSpec:
     accelerator: Accelerator
     placements: dict[str, Placement] = field(default_factory=dict)
     warnings: tuple[Problem, ...] = ()
+    tenant_file_models: frozenset[str] = frozenset()
+    """Models written in tenant files (`include.tenants`): they never decide a cluster-wide setting."""
 
     @property
     def gpu_resource(self) -> str:
         return self.config.cluster.gpu_resource
 
     @property
-    def has_multi_node_models(self) -> bool:
-        return any(model.multi_node for model in self.models.values())
+    def plans_multi_node_models(self) -> bool:
+        """Whether the platform's own files (not tenant files) have multi-node models: this picks
+        the cluster-wide defaults (gang eviction, the LWS install), so no tenant file flips them."""
+        return any(m.multi_node for name, m in self.models.items() if name not in self.tenant_file_models)
 
     @cached_property
     def domain_status(self) -> dict[str, Status]:

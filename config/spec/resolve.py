@@ -28,7 +28,11 @@ from config.upstream.vllm_releases import image_vllm_version
 from config.upstream.volcano import NODE_GROUP_LABEL
 
 
-def resolve(config: StackConfig, stack: str) -> tuple[PlatformSpec, list[Problem]]:
+def resolve(
+    config: StackConfig, stack: str, tenant_file_models: frozenset[str] = frozenset()
+) -> tuple[PlatformSpec, list[Problem]]:
+    """The spec; `tenant_file_models` (models written in tenant files) never decide a
+    cluster-wide default."""
     problems: list[Problem] = []
     topology: Topology | None = None
     if config.topology is not None and (config.topology.domains or not config.pools):
@@ -49,7 +53,9 @@ def resolve(config: StackConfig, stack: str) -> tuple[PlatformSpec, list[Problem
         scheduler.hierarchy if scheduler.hierarchy is not None else any(t.parent is not None for t in tenants.values())
     )
     lws_install = (
-        config.lws.install if config.lws.install is not None else any(m.multi_node for m in config.models.values())
+        config.lws.install
+        if config.lws.install is not None
+        else any(m.multi_node for name, m in config.models.items() if name not in tenant_file_models)
     )
     spec = PlatformSpec(
         stack=stack,
@@ -62,6 +68,7 @@ def resolve(config: StackConfig, stack: str) -> tuple[PlatformSpec, list[Problem
         ),
         tenants=tenants,
         models=models,
+        tenant_file_models=tenant_file_models,
         hierarchy=hierarchy,
         lws_install=lws_install,
         accelerator=resolve_accelerator(

@@ -43,6 +43,10 @@ class Included:
     origins: Origins = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    tenant_files: dict[str, str] = field(default_factory=dict)
+    """Tenant -> its tenant file, for the tenants `include.tenants` brought in."""
+    tenant_raw: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Tenant file -> its sections as written (before `modelDefaults`), for `tenantPolicy`."""
 
 
 def stack_dir() -> Path:
@@ -159,6 +163,9 @@ def merge_includes(raw: Mapping[str, Any], base: Path) -> Included:
                     continue
                 if kind == "tenants":
                     data = _tenant_file(data, name, result.problems)
+                    for tenant in data.get("tenants") or {}:
+                        result.tenant_files[tenant] = name
+                    result.tenant_raw[name] = data
                 _merge(merged, data, name, origins, result.problems)
     result.origins = origins
     return result

@@ -33,7 +33,7 @@ def test_from_answers_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         "vision.yaml",
     ]
     owners = (tmp_path / ".github" / "CODEOWNERS").read_text().splitlines()
-    assert "/clusters/lab/tenants/vision.yaml @your-org/vision @your-org/gpu-platform" in owners
+    assert "/clusters/lab/tenants/vision.yaml @your-org/vision" in owners, "the tenant team alone reviews its file"
     assert "pulumi config set --secret" in (tmp_path / "clusters" / "lab" / "README.md").read_text()
 
 

@@ -40,7 +40,7 @@ def test_rendered_release_carries_the_conf_the_config_asks_for(stack: str, commi
     conf = yaml.safe_load(release.data["values"]["custom"]["scheduler_config_override"])
     actions = [a.strip() for a in conf["actions"].split(",")]
     # Gang-aware eviction where LWS groups run (the example cluster), the legacy actions elsewhere.
-    evict = ["gangpreempt", "gangreclaim"] if result.spec.has_multi_node_models else ["preempt", "reclaim"]
+    evict = ["gangpreempt", "gangreclaim"] if result.spec.plans_multi_node_models else ["preempt", "reclaim"]
     assert actions == ["enqueue", "allocate", *evict, "backfill"]
     assert set(actions) <= REGISTERED_ACTIONS
     plugins = _plugins(conf)

@@ -22,7 +22,7 @@ def _with_scheduler(raw: dict[str, Any], **settings: Any) -> dict[str, Any]:
 
 def _tiers(raw: dict[str, Any]) -> list[list[str]]:
     spec = load(raw)
-    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
+    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.plans_multi_node_models)
     return [[p["name"] for p in tier["plugins"]] for tier in conf["tiers"]]
 
 
@@ -65,7 +65,7 @@ def test_a_later_tier_that_chooses_victims_alone_is_warned_about() -> None:
 
 def test_gangs_own_starving_test_is_off_and_turning_it_on_is_warned_about() -> None:
     spec = load(DEV)
-    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.has_multi_node_models)
+    conf = scheduler_conf(spec.config.volcano, spec.gpu_resource, spec.hierarchy, spec.plans_multi_node_models)
     gang = next(p for tier in conf["tiers"] for p in tier["plugins"] if p["name"] == "gang")
     assert gang["enableJobStarving"] is False
     raw = _with_scheduler(DEV, plugins={"gang": {"flags": {"enableJobStarving": True}}})
@@ -78,7 +78,7 @@ def test_gang_reclaim_with_proportion_is_refused_and_auto_falls_back_to_pod_evic
     (problem,) = [p for p in problems_of(raw) if p.path == "volcano.scheduler.eviction"]
     assert "only capacity filters gang-aware reclaim" in problem.message
     auto = load(_with_scheduler(SEED, queuePlugin="proportion"))
-    assert eviction_style(auto.config.volcano, auto.has_multi_node_models) == "pod"
+    assert eviction_style(auto.config.volcano, auto.plans_multi_node_models) == "pod"
     assert eviction_style(load(SEED).config.volcano, True) == "gang"
 
 

@@ -117,7 +117,7 @@ def test_included_files_stay_inside_the_stack_folder(
         # secrets belong in the stack file, encrypted
         ("extra.yaml", {"secrets": {"token": "x"}}, "secrets: an included file holds"),
         # the CLI's YAML rules hold in included files too
-        ("extra.yaml", "lws: {protect: yes}\n", "lws.protect"),
+        ("extra.yaml", "defaultQueue: {reclaimable: yes}\n", "defaultQueue.reclaimable"),
     ],
 )
 def test_what_an_included_file_may_hold(

@@ -286,6 +286,14 @@ def _every_section() -> dict[str, Any]:
         "gpu-worker-[65-127]",
         {"names": "gpu-worker-128", "gpus": 4},
     ]
+    raw["tenantPolicy"] = {
+        "default": {
+            "priorityClasses": ["p3-low"],
+            "maxGuarantee": {"mars-tech.com/gpu": 64},
+            "podSecurity": "baseline",
+        },
+        "tenants": {"tenanta": {"maxQueuePriority": 2, "secrets": ["hf-token"], "networks": ["a01/rdma"]}},
+    }
     raw["observability"] = {
         "enabled": True,
         "alerts": {"requestsWaiting": 20, "labels": {"team": "gpu"}},
