@@ -34,6 +34,19 @@ def _pattern(value: str) -> str:
 
 NamePattern = Annotated[str, Field(min_length=1, max_length=60)]
 
+MAX_TOPOLOGY_NODES = 100_000
+"""Nodes one topology may hold once every fabric, range and pool shape is expanded: ten times the
+largest cluster the project measures (bench/results.md). Counted before anything is expanded, so a
+typo that multiplies (a fabric size, a range bound) is refused at once instead of filling memory."""
+
+
+def fabric_nodes(fabric: FabricConfig) -> int:
+    """The nodes a fabric expands to: its top-tier count times every tier's size."""
+    total = fabric.count
+    for tier in fabric.tiers:
+        total *= tier.size
+    return total
+
 
 class FabricTier(ConfigModel):
     """One tier of a regular fabric."""

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field, TypeAdapter, field_validator, model_
 
 from config.schema.base import ConfigModel, by_shape, invalid
 from config.schema.names import LabelKey, dns_subdomain_problem, label_value_problem
-from config.sections.fabric import FabricConfig, expand_fabric, merge_domains
+from config.sections.fabric import MAX_TOPOLOGY_NODES, FabricConfig, expand_fabric, fabric_nodes, merge_domains
 from config.upstream.cloud_topology import PRESETS
 from config.upstream.volcano import DISCOVERY_TYPE_NAME_MAX, HOSTNAME_LABEL
 
@@ -158,6 +158,13 @@ class TopologyConfig(ConfigModel):
             raise invalid(
                 f"`fabric.tiers` has {len(self.fabric.tiers)} entries for {len(self.tiers)} topology tiers",
                 "give one fabric tier per entry of `tiers`, tier 1 (leaf) first",
+            )
+        nodes = fabric_nodes(self.fabric)
+        if nodes > MAX_TOPOLOGY_NODES:
+            sizes = " x ".join(str(n) for n in (self.fabric.count, *(t.size for t in reversed(self.fabric.tiers))))
+            raise invalid(
+                f"`fabric` expands to {nodes} nodes ({sizes}), more than the {MAX_TOPOLOGY_NODES} a topology may hold",
+                "check `fabric.count` and each tier's `size`: one wrong size multiplies the whole tree",
             )
         explicit = {
             name: d.model_dump(by_alias=True, exclude_unset=True, warnings=False) for name, d in self.domains.items()

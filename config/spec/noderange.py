@@ -19,8 +19,9 @@ class RangeError(ValueError):
     """A malformed range; the message says what and how to write it."""
 
 
-def _expand_bracket(body: str) -> list[str]:
-    values: list[str] = []
+def _parts(body: str) -> list[tuple[int, int, int]]:
+    """The bracket's parts as (low, high, zero-padded width), checked, nothing expanded yet."""
+    parts: list[tuple[int, int, int]] = []
     for part in body.split(","):
         part = part.strip()
         match = re.fullmatch(r"(\d+)-(\d+)", part)
@@ -38,27 +39,37 @@ def _expand_bracket(body: str) -> list[str]:
                     f"`{str(low).zfill(width)}-{high_text.zfill(width)}` for zero-padded names "
                     f"or `{low}-{int(high_text)}` for unpadded ones"
                 )
-            width = len(low_text) if padded else 0
-            values.extend(str(n).zfill(width) for n in range(low, high + 1))
+            parts.append((low, high, len(low_text) if padded else 0))
         elif re.fullmatch(r"\d+", part):
-            values.append(part)
+            parts.append((int(part), int(part), len(part)))
         else:
             raise RangeError(f"`[{body}]` is not a range")
-    return values
+    return parts
+
+
+def _pieces(pattern: str) -> tuple[list[str], list[list[tuple[int, int, int]]]]:
+    if pattern.count("[") != pattern.count("]"):
+        raise RangeError("unbalanced brackets")
+    pieces = _BRACKET.split(pattern)
+    return pieces[0::2], [_parts(body) for body in pieces[1::2]]
+
+
+def count_names(pattern: str) -> int:
+    """How many names a pattern stands for, without writing them out (a typo such as
+    `[1-100000000]` must cost nothing before it is refused)."""
+    total = 1
+    for parts in _pieces(pattern)[1]:
+        total *= sum(high - low + 1 for low, high, _ in parts)
+    return total
 
 
 def expand(pattern: str) -> list[str]:
     """All names a pattern stands for, in order."""
-    if pattern.count("[") != pattern.count("]"):
-        raise RangeError("unbalanced brackets")
-    pieces = _BRACKET.split(pattern)
-    literals, brackets = pieces[0::2], pieces[1::2]
-    choices = [_expand_bracket(body) for body in brackets]
-    total = 1
-    for options in choices:
-        total *= len(options)
+    total = count_names(pattern)
     if total > _MAX_EXPANSION:
         raise RangeError(f"expands to {total} names, more than {_MAX_EXPANSION}")
+    literals, brackets = _pieces(pattern)
+    choices = [[str(n).zfill(width) for low, high, width in parts for n in range(low, high + 1)] for parts in brackets]
     names = []
     for combo in itertools.product(*choices):
         name = literals[0]

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from config.errors import Problem, join_path
+from config.sections.fabric import MAX_TOPOLOGY_NODES
 from config.sections.pools import PoolConfig
 from config.sections.stack import StackConfig
 from config.spec.topology import Domain, Topology
@@ -231,6 +232,17 @@ def _shaped(name: str, pool: Pool, gpus: int, tiers: int, problems: list[Problem
             )
             return None
     total = counts[0] * shape.nodes_per_domain
+    if total > MAX_TOPOLOGY_NODES:
+        problems.append(
+            Problem(
+                path,
+                f"the pool's shape holds {total} nodes ({counts[0]} tier-1 domains of {shape.nodes_per_domain}), more "
+                f"than the {MAX_TOPOLOGY_NODES} a topology may hold",
+                "check `domains` and `nodesPerDomain`",
+                got=list(counts),
+            )
+        )
+        return None
     size_key, size = ("maxNodes", pool.config.max_nodes) if pool.config.autoscaled else ("nodes", pool.config.nodes)
     if size is not None and size != total:
         problems.append(

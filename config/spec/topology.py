@@ -8,14 +8,15 @@ node; placement checks stay fast on clusters of ten thousand nodes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from config.errors import Problem, join_path
 from config.schema.names import dns_subdomain_problem
+from config.sections.fabric import MAX_TOPOLOGY_NODES
 from config.sections.topology import DomainConfig, NodeGroup, TopologyConfig
-from config.spec.noderange import RangeError, expand
+from config.spec.noderange import RangeError, count_names, expand
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,14 @@ def resolve_topology(
 ) -> tuple[Topology | None, list[Problem]]:
     """Expand ranges, place every node in exactly one leaf and sum capacities bottom-up."""
     problems: list[Problem] = []
+    listed = _listed_nodes(config.domains.values())
+    if listed > MAX_TOPOLOGY_NODES:
+        problem = Problem(
+            join_path(base, "domains"),
+            f"the domains' node ranges name {listed} nodes, more than the {MAX_TOPOLOGY_NODES} a topology may hold",
+            "check the ranges' bounds (`gpu-[1-64]`): a typo in one bound multiplies the names",
+        )
+        return None, [problem]
     domains: dict[str, Domain] = {}
     node_leaf: dict[str, str] = {}
     node_gpus: dict[str, int] = {}
@@ -243,6 +252,24 @@ def resolve_topology(
     if any(p.severity == "error" for p in problems):
         return None, problems
     return Topology(config.tiers, domains, node_leaf, node_gpus, config.hyper_nodes), problems
+
+
+def _listed_nodes(domains: Iterable[DomainConfig]) -> int:
+    """How many names the domains' node ranges hold, counted without expanding any (a malformed
+    or overlong range counts nothing here and is reported at its own key)."""
+    total = 0
+    stack = list(domains)
+    while stack:
+        domain = stack.pop()
+        stack.extend(domain.domains.values())
+        for entry in domain.nodes:
+            try:
+                names = count_names(entry.names if isinstance(entry, NodeGroup) else entry)
+            except RangeError:
+                continue
+            if names <= MAX_TOPOLOGY_NODES:  # a longer range is refused at its own key, unexpanded
+                total += names
+    return total
 
 
 def _expand_nodes(pattern: str, path: str, problems: list[Problem]) -> Iterator[str]:

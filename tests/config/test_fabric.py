@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import load, mutate, paths_of, stack_raw
+from tests.conftest import load, mutate, paths_of, problems_of, stack_raw
 
 DEV = stack_raw("dev")
 TIERS = ["t.example.com/leaf", "t.example.com/spine", "t.example.com/superspine", "t.example.com/zone"]
@@ -112,3 +112,33 @@ def test_a_fabric_that_cannot_stand_for_a_tree_names_its_key(change: Any, path: 
     fabric: dict[str, Any] = {**FABRIC, "tiers": [dict(t) for t in FABRIC["tiers"]]}  # type: ignore[union-attr]
     change(fabric)
     assert path in paths_of(_stack({"fabric": fabric}))
+
+
+@pytest.mark.parametrize(
+    ("where", "topology"),
+    [
+        ("a fabric", {"fabric": {**FABRIC, "tiers": [{**t, "size": 4096} for t in FABRIC["tiers"]]}}),
+        ("a range", {"domains": {"leaf-a": {"nodes": ["gpu-[1-999999999999]"]}}, "tiers": TIERS[:1]}),
+        (
+            "ranges",
+            {
+                "domains": {"leaf-a": {"nodes": ["a-[1-90000]"]}, "leaf-b": {"nodes": ["b-[1-90000]"]}},
+                "tiers": TIERS[:1],
+            },
+        ),
+    ],
+)
+def test_a_topology_past_its_bound_is_refused_before_it_is_expanded(where: str, topology: dict[str, Any]) -> None:
+    """A typo that multiplies a topology costs neither memory nor time: it is counted, not built."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    started = time.monotonic()
+    problems = problems_of(_stack(topology))
+    elapsed = time.monotonic() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert [p.path for p in problems] in (["topology"], ["topology.domains"], ["topology.domains.leaf-a.nodes[0]"])
+    assert "more than" in problems[0].message and "100000" in problems[0].message
+    assert peak < 50 * 2**20 and elapsed < 5, (where, peak, elapsed)
