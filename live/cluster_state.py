@@ -29,6 +29,13 @@ from pydantic_core import from_json
 from config.errors import describe_value, one_line
 from live.dump_shape import DumpShapeError, check_object
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader where PyYAML has it: a dump of thousands of nodes parses in a fraction of the
+pure-Python loader's time."""
+LIST_TIMEOUT = (10, 120)
+"""Seconds to connect and to read one LIST: a cluster that stops answering ends the command with a
+message instead of holding it (and the workflow job) forever."""
+
 
 class StateError(Exception):
     """The cluster or the file could not be read; the message says which and why."""
@@ -145,7 +152,7 @@ def read_file(path: Path) -> ClusterState:
     except (OSError, UnicodeDecodeError) as error:
         raise StateError(f"cannot read {path}: {error}") from None
     try:
-        data = _json(text) if text.lstrip().startswith(("{", "[")) else yaml.safe_load(text)
+        data = _json(text) if text.lstrip().startswith(("{", "[")) else yaml.load(text, Loader=_YAML_LOADER)
     except (ValueError, yaml.YAMLError) as error:
         raise StateError(f"{path} is neither JSON nor YAML: {one_line(str(error))}") from None
     except RecursionError:
@@ -176,16 +183,22 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
     custom = client.CustomObjectsApi(api_client)
     state = ClusterState(source=f"the cluster of context `{context}`" if context else "the current context's cluster")
     builtin = {
-        "nodes": lambda: client.CoreV1Api(api_client).list_node(),
-        "namespaces": lambda: client.CoreV1Api(api_client).list_namespace(),
-        "pods": lambda: client.CoreV1Api(api_client).list_pod_for_all_namespaces(),
-        "services": lambda: client.CoreV1Api(api_client).list_service_for_all_namespaces(),
+        "nodes": lambda: client.CoreV1Api(api_client).list_node(_request_timeout=LIST_TIMEOUT),
+        "namespaces": lambda: client.CoreV1Api(api_client).list_namespace(_request_timeout=LIST_TIMEOUT),
+        "pods": lambda: client.CoreV1Api(api_client).list_pod_for_all_namespaces(_request_timeout=LIST_TIMEOUT),
+        "services": lambda: client.CoreV1Api(api_client).list_service_for_all_namespaces(_request_timeout=LIST_TIMEOUT),
         "persistent_volume_claims": lambda: client.CoreV1Api(
             api_client
-        ).list_persistent_volume_claim_for_all_namespaces(),
-        "priority_classes": lambda: client.SchedulingV1Api(api_client).list_priority_class(),
-        "deployments": lambda: client.AppsV1Api(api_client).list_deployment_for_all_namespaces(),
-        "crds": lambda: client.ApiextensionsV1Api(api_client).list_custom_resource_definition(),
+        ).list_persistent_volume_claim_for_all_namespaces(_request_timeout=LIST_TIMEOUT),
+        "priority_classes": lambda: client.SchedulingV1Api(api_client).list_priority_class(
+            _request_timeout=LIST_TIMEOUT
+        ),
+        "deployments": lambda: client.AppsV1Api(api_client).list_deployment_for_all_namespaces(
+            _request_timeout=LIST_TIMEOUT
+        ),
+        "crds": lambda: client.ApiextensionsV1Api(api_client).list_custom_resource_definition(
+            _request_timeout=LIST_TIMEOUT
+        ),
     }
     try:
         for kind in KINDS:
@@ -198,7 +211,10 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
             else:
                 try:
                     found = cast(
-                        dict[str, Any], custom.list_cluster_custom_object(kind.group, kind.version, kind.plural)
+                        dict[str, Any],
+                        custom.list_cluster_custom_object(
+                            kind.group, kind.version, kind.plural, _request_timeout=LIST_TIMEOUT
+                        ),
                     )
                     items = found.get("items", [])
                 except ApiException as error:

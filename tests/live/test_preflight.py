@@ -463,3 +463,32 @@ def test_a_hypernode_with_two_parents_names_the_duplicate_to_delete() -> None:
     check_hypernode_parents(state, report)
     assert [f.subject for f in report.findings] == ["HyperNode leaf-b"]
     assert "remove it from the others" in report.findings[0].fix
+
+
+def test_a_cluster_that_stops_answering_ends_the_read_with_a_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every LIST has a read timeout: an API server that accepts and then says nothing ends the
+    command with exit 2's message, never holds it."""
+    import socket
+    import time
+
+    import live.cluster_state
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(4)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        f"apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{silent.getsockname()[1]}'}}}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n"
+        "current-context: x\n"
+    )
+    monkeypatch.setattr(live.cluster_state, "LIST_TIMEOUT", (1, 1))
+    started = time.monotonic()
+    try:
+        with pytest.raises(StateError, match="cannot reach the API server"):
+            read_cluster(str(kubeconfig), None)
+    finally:
+        silent.close()
+    assert time.monotonic() - started < 30

@@ -67,6 +67,13 @@ def test_actions_are_pinned_to_a_commit_with_the_version_in_a_comment(path: Path
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_job_has_a_time_limit(path: Path) -> None:
+    """GitHub's default is six hours: a hung cluster read or build would hold a runner that long."""
+    for name, job in _workflow(path)["jobs"].items():
+        assert 0 < job.get("timeout-minutes", 0) <= 90, f"{path.name}: job {name}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_checkouts_keep_no_credentials(path: Path) -> None:
     for step in _steps(_workflow(path)):
         if _action(step) == "actions/checkout":
