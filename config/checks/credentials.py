@@ -7,7 +7,7 @@ from typing import Any
 
 from config.credential_shapes import credential_shape
 from config.errors import REDACTED, Problem, join_path
-from config.spec.images import lws_image, volcano_image_registry
+from config.spec.images import lws_chart, lws_image, volcano_chart, volcano_image_registry
 from config.spec.platform import PlatformSpec
 from config.spec.secrets import registries_needed, secrets_needed
 from config.stack_file.yaml12 import StackYamlError, read_yaml
@@ -140,8 +140,37 @@ def _pull_secret_hosts(spec: PlatformSpec) -> list[Problem]:
     return problems
 
 
+def _chart_login_hosts(spec: PlatformSpec) -> list[Problem]:
+    """Chart credentials go only to the host they were issued for: a registry robot's login sent to
+    the public chart repository would hand it to a third party."""
+    config = spec.config
+    problems: list[Problem] = []
+    charts = []
+    if config.volcano.install:
+        charts.append(("volcano", volcano_chart(config), config.volcano.chart_credentials, "volcano.repository"))
+    if spec.lws_install:
+        charts.append(("lws", lws_chart(config), config.lws.chart_credentials, "lws.chart"))
+    for install, source, own, where in charts:
+        entry = config.registries.get(source.credentials or "")
+        if entry is None:
+            continue
+        host = (source.repository or source.chart).split("://", 1)[-1].split("/", 1)[0]
+        if entry.server != host:
+            key = f"{install}.chartCredentials" if own else "cluster.mirror.chartCredentials"
+            problems.append(
+                Problem(
+                    key,
+                    f"the {install} chart comes from `{host}`, but the credentials of `{source.credentials}` are for "
+                    f"`{entry.server}`: they would be sent to a host they were not issued for",
+                    f"pull the chart from `{entry.server}` (`{where}`), or remove the credentials",
+                    got=source.credentials,
+                )
+            )
+    return problems
+
+
 def check_registries(spec: PlatformSpec) -> list[Problem]:
-    problems: list[Problem] = [*_registry_ports(spec), *_pull_secret_hosts(spec)]
+    problems: list[Problem] = [*_registry_ports(spec), *_pull_secret_hosts(spec), *_chart_login_hosts(spec)]
     for name, registry in spec.config.registries.items():
         problems += secret_exists(spec, registry.password_secret, join_path("registries", name, "passwordSecret"))
     config = spec.config
