@@ -80,6 +80,18 @@ def _paths(base: Path, pattern: str, where: str, problems: list[Problem]) -> lis
         return []
     root = base.resolve()
     found = sorted(base.glob(pattern)) if any(c in pattern for c in "*?[") else [base / pattern]
+    special = [p for p in found if p.exists() and not p.is_file()]
+    if special and not any(c in pattern for c in "*?["):
+        # A folder, a FIFO or a device: reading a FIFO would wait forever, a device without end.
+        problems.append(
+            _problem(
+                where,
+                f"`{pattern}` is not a regular file",
+                "name a YAML file (a pattern such as `tenants/*.yaml` skips folders)",
+                pattern,
+            )
+        )
+        return []
     found = [p for p in found if p.is_file() or not p.exists()]
     if not found or not all(p.exists() for p in found):
         problems.append(

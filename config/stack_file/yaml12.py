@@ -382,14 +382,40 @@ def read_yaml(data: bytes, display: Any = lambda path: join_path(*path) or FILE_
             raise StackYamlError(problems)
         loader = _CliLoader(text)
         try:
-            return loader.get_single_data()
+            data = loader.get_single_data()
         finally:
             loader.dispose()
+        problems = list(_non_string_keys(data, display))
+        if problems:
+            raise StackYamlError(problems)
+        return data
     except yaml.YAMLError as error:
         reason = getattr(error, "problem", None) or str(error)
         raise StackYamlError(
             [Problem(FILE_PATH, f"not valid YAML{_mark_line(error)}: {reason}", "fix the YAML syntax")]
         ) from None
+
+
+def _non_string_keys(data: Any, display: Any) -> Iterator[Problem]:
+    """Keys that YAML reads as numbers, booleans or null (`1:`, `true:`, `~:`): the program's keys and
+    Kubernetes' are strings, and a mapping mixing both cannot even be ordered."""
+    stack: list[tuple[KeyPath, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if not isinstance(key, str):
+                    spelled = "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
+                    kind = "null" if key is None else "a boolean" if isinstance(key, bool) else "a number"
+                    yield Problem(
+                        display(path) or FILE_PATH,
+                        f"the key `{spelled}` is read as {kind}, and keys are text",
+                        f"quote it: `'{spelled}':`",
+                    )
+                else:
+                    stack.append(((*path, key), child))
+        elif isinstance(value, list):
+            stack.extend(((*path, index), child) for index, child in enumerate(value))
 
 
 def load_yaml_text(text: str) -> Any:

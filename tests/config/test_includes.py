@@ -3,6 +3,7 @@ folder, never outside it, validated as one config, and every problem names the f
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -94,6 +95,8 @@ def test_rules_that_span_sections_see_the_merged_config(tmp_path: Path, capsys: 
         ({"files": ["clusters/**/x.yaml"]}, "without `..` or `**`"),
         ({"files": ["clusters/none-*.yaml"]}, "no file matches"),
         ({"files": ["clusters/aicloud-b/link.yaml"]}, "leads outside the stack's folder"),
+        ({"files": ["clusters/aicloud-b/tenants"]}, "is not a regular file"),
+        ({"files": ["clusters/aicloud-b/pipe.yaml"]}, "is not a regular file"),
     ],
 )
 def test_included_files_stay_inside_the_stack_folder(
@@ -102,6 +105,7 @@ def test_included_files_stay_inside_the_stack_folder(
     folder = _project(tmp_path)
     (tmp_path / "outside.yaml").write_text("cluster: {name: stolen}\n")
     (folder / "clusters" / "aicloud-b" / "link.yaml").symlink_to(tmp_path / "outside.yaml")
+    os.mkfifo(folder / "clusters" / "aicloud-b" / "pipe.yaml")  # reading it would wait forever
     _edit(folder / f"Pulumi.{STACK}.yaml", lambda d: d["config"]["volcano-platform:include"].update(include))
     code, errors = _render(folder, capsys)
     assert code == 2 and any(e.startswith("include.files[") and message in e for e in errors), errors
