@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from config.errors import describe_value, join_path
+from config.schema.go_regexp import go_regexp_problem
 from config.schema.names import dns_subdomain_problem, label_value_problem, qualified_name_problem
 from config.schema.quantity import quantity_problem
 
@@ -57,6 +58,18 @@ def _quantities(mapping: dict[str, Any], path: Path) -> None:
             raise _fail((*path, key), "must be a Kubernetes quantity such as `8` or `64Gi`", value)
 
 
+INT32 = (-(2**31), 2**31 - 1)
+
+
+def _integer(obj: dict[str, Any], key: str, path: Path, low: int = INT32[0], high: int = INT32[1]) -> None:
+    """An integer field the API server would have taken (int32 unless narrower), when present."""
+    value = obj.get(key)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _fail((*path, key), f"must be an integer from {low} to {high}", value)
+
+
 def _list_of_mappings(obj: dict[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
     value = obj.get(key)
     if value is None:
@@ -94,7 +107,15 @@ def _node(obj: dict[str, Any], path: Path) -> None:
 
 
 def _queue(obj: dict[str, Any], path: Path) -> None:
-    _quantities(_mapping(_mapping(obj, "spec", path), "capability", (*path, "spec")), (*path, "spec", "capability"))
+    spec, spec_path = _mapping(obj, "spec", path), (*path, "spec")
+    for key in ("capability", "deserved"):
+        _quantities(_mapping(spec, key, spec_path), (*spec_path, key))
+    guarantee = _mapping(spec, "guarantee", spec_path)
+    _quantities(_mapping(guarantee, "resource", (*spec_path, "guarantee")), (*spec_path, "guarantee", "resource"))
+    _integer(spec, "weight", spec_path, 1)  # Volcano's webhook refuses a weight below 1
+    _integer(spec, "priority", spec_path)
+    if spec.get("parent") is not None and not isinstance(spec.get("parent"), str):
+        raise _fail((*spec_path, "parent"), "must be a string", spec.get("parent"))
     status = _mapping(obj, "status", path)
     _quantities(_mapping(status, "allocated", (*path, "status")), (*path, "status", "allocated"))
 
@@ -119,10 +140,7 @@ def _pod(obj: dict[str, Any], path: Path) -> None:
     for key in ("nodeName", "priorityClassName", "schedulerName"):
         if spec.get(key) is not None and not isinstance(spec.get(key), str):
             raise _fail((*path, "spec", key), "must be a string", spec.get(key))
-    if spec.get("priority") is not None and (
-        isinstance(spec["priority"], bool) or not isinstance(spec["priority"], int)
-    ):
-        raise _fail((*path, "spec", "priority"), "must be an integer", spec["priority"])
+    _integer(spec, "priority", (*path, "spec"))
     for list_key in ("containers", "initContainers"):
         for index, container in enumerate(_list_of_mappings(spec, list_key, (*path, "spec"))):
             where = (*path, "spec", list_key, index)
@@ -135,25 +153,53 @@ def _pod(obj: dict[str, Any], path: Path) -> None:
         raise _fail((*path, "status", "phase"), "must be a string", phase)
 
 
+def _priority_class(obj: dict[str, Any], path: Path) -> None:
+    if obj.get("value") is None:
+        raise _fail((*path, "value"), "must be given", None)
+    _integer(obj, "value", path)
+    policy = obj.get("preemptionPolicy")
+    if policy is not None and not isinstance(policy, str):
+        raise _fail((*path, "preemptionPolicy"), "must be a string", policy)
+
+
 def _pod_group(obj: dict[str, Any], path: Path) -> None:
     spec = _mapping(obj, "spec", path)
-    member = spec.get("minMember")
-    if member is not None and (isinstance(member, bool) or not isinstance(member, int)):
-        raise _fail((*path, "spec", "minMember"), "must be an integer", member)
+    _integer(spec, "minMember", (*path, "spec"), 0)
+    topology = _mapping(spec, "networkTopology", (*path, "spec"))
+    _integer(topology, "highestTierAllowed", (*path, "spec", "networkTopology"), 0)
+    if topology.get("mode") is not None and not isinstance(topology.get("mode"), str):
+        raise _fail((*path, "spec", "networkTopology", "mode"), "must be a string", topology.get("mode"))
+    for key in ("queue", "priorityClassName"):
+        if spec.get(key) is not None and not isinstance(spec.get(key), str):
+            raise _fail((*path, "spec", key), "must be a string", spec.get(key))
     _quantities(_mapping(spec, "minResources", (*path, "spec")), (*path, "spec", "minResources"))
-    _list_of_mappings(spec, "subGroupPolicy", (*path, "spec"))
+    for index, policy in enumerate(_list_of_mappings(spec, "subGroupPolicy", (*path, "spec"))):
+        for key in ("subGroupSize", "minSubGroups"):
+            _integer(policy, key, (*path, "spec", "subGroupPolicy", index), 0)
+    members = _mapping(spec, "minTaskMember", (*path, "spec"))
+    for task in members:
+        _integer(members, task, (*path, "spec", "minTaskMember"), 0)
 
 
 def _hyper_node(obj: dict[str, Any], path: Path) -> None:
     """Members are mappings with a mapping selector (preflight's `hypernode-two-parents`, the
     what-if's topology)."""
     spec_path = (*path, "spec")
+    _integer(_mapping(obj, "spec", path), "tier", spec_path, 0)
     for index, member in enumerate(_list_of_mappings(_mapping(obj, "spec", path), "members", spec_path)):
         member_path = (*spec_path, "members", index)
-        exact = _mapping(_mapping(member, "selector", member_path), "exactMatch", (*member_path, "selector"))
+        selector = _mapping(member, "selector", member_path)
+        exact = _mapping(selector, "exactMatch", (*member_path, "selector"))
         name = exact.get("name")
         if name is not None and not isinstance(name, str):
             raise _fail((*member_path, "selector", "exactMatch", "name"), "must be a string", name)
+        regex = _mapping(selector, "regexMatch", (*member_path, "selector"))
+        pattern = regex.get("pattern")
+        where = (*member_path, "selector", "regexMatch", "pattern")
+        if pattern is not None and not isinstance(pattern, str):
+            raise _fail(where, "must be a string", pattern)
+        if pattern is not None and (problem := go_regexp_problem(pattern)):
+            raise _fail(where, f"not a regular expression Volcano's Go code compiles ({problem})", pattern)
 
 
 KIND_CHECKS: dict[str, Callable[[dict[str, Any], Path], None]] = {
@@ -164,6 +210,7 @@ KIND_CHECKS: dict[str, Callable[[dict[str, Any], Path], None]] = {
     "Deployment": _workload,
     "Pod": _pod,
     "PodGroup": _pod_group,
+    "PriorityClass": _priority_class,
 }
 
 

@@ -11,16 +11,16 @@ requests stay; the rest are new and Pending. Pods outside any PodGroup still hol
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from config.schema.go_regexp import finds
 from config.spec.platform import PlatformSpec
-from live.cluster_state import ClusterState
+from live.cluster_state import ClusterState, StateError
 from offline.manifests import Rendered
 from whatif.discovery import discover
-from whatif.scenario import PREEMPTABLE, gang_fields, hypernodes_of, queue_affinity, task_status
+from whatif.scenario import PREEMPTABLE, HyperNodeCycleError, gang_fields, hypernodes_of, queue_affinity, task_status
 from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
 
@@ -64,13 +64,13 @@ def _queue(obj: dict[str, Any], state: str, order: int) -> Queue:
     spec = obj.get("spec") or {}
     return Queue(
         obj["metadata"]["name"],
-        weight=int(spec.get("weight", 1)),
+        weight=int(spec.get("weight") or 1),  # Volcano's webhook sets an unset (or 0) weight to 1
         capability=scheduler_units(spec.get("capability") or {}),
         deserved=scheduler_units(spec.get("deserved") or {}),
         guarantee=scheduler_units((spec.get("guarantee") or {}).get("resource") or {}),
         state=state,
         reclaimable=spec.get("reclaimable", True) is not False,
-        priority=int(spec.get("priority", 0)),
+        priority=int(spec.get("priority") or 0),
         parent=spec.get("parent") if spec.get("parent") not in (None, "") else None,
         order=order,
         affinity=queue_affinity(spec),
@@ -128,7 +128,8 @@ def _nodes(state: ClusterState) -> dict[str, Node]:
 
 
 def dump_hypernodes(state: ClusterState, nodes: dict[str, Node]) -> dict[str, HyperNode]:
-    """The dump's HyperNodes, members given by regex or label resolved against its nodes."""
+    """The dump's HyperNodes, members given by regex (RE2, unanchored, as Volcano's Go code finds
+    them) or label resolved against its nodes."""
     items = []
     for obj in state.hyper_nodes:
         members = []
@@ -141,7 +142,7 @@ def dump_hypernodes(state: ClusterState, nodes: dict[str, Node]) -> dict[str, Hy
                 pattern = (selector.get("regexMatch") or {}).get("pattern")
                 labels = (selector.get("labelMatch") or {}).get("matchLabels") or {}
                 for node in nodes.values():
-                    if (pattern and re.match(pattern, node.name)) or (
+                    if (pattern and finds(pattern, node.name)) or (
                         labels and all(node.labels.get(k) == v for k, v in labels.items())
                     ):
                         members.append({"type": "Node", "name": node.name})
@@ -149,12 +150,15 @@ def dump_hypernodes(state: ClusterState, nodes: dict[str, Node]) -> dict[str, Hy
         items.append(
             {
                 "name": obj["metadata"]["name"],
-                "tier": int(spec_.get("tier", 0)),
+                "tier": int(spec_.get("tier") or 0),
                 "tierName": spec_.get("tierName", ""),
                 "members": members,
             }
         )
-    return hypernodes_of(items)
+    try:
+        return hypernodes_of(items)
+    except HyperNodeCycleError as cycle:
+        raise StateError(f"{state.source}: {cycle}; remove the member that closes it") from None
 
 
 def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node]) -> dict[str, HyperNode]:
@@ -242,7 +246,7 @@ def pod_group_job(obj: dict[str, Any], priorities: dict[str, int], default: int,
     return Job(
         f"{metadata.get('namespace', 'default')}/{metadata['name']}",
         spec.get("queue") or "default",
-        int(spec.get("minMember", 1)),
+        int(spec["minMember"] if spec.get("minMember") is not None else 1),
         (obj.get("status") or {}).get("phase", "Pending"),
         priority=priorities.get(str(pc), default) if pc else default,
         order=order,

@@ -87,22 +87,39 @@ def pod_requests(requests: dict[str, Any]) -> dict[str, float]:
     return {**scheduler_units(requests), PODS: 1.0}
 
 
+class HyperNodeCycleError(ValueError):
+    """HyperNode members that lead back to a HyperNode: a tree has none."""
+
+
 def hypernodes_of(items: list[dict[str, Any]]) -> dict[str, HyperNode]:
     """HyperNodes from `{name, tier, tierName, members: [{type, name}]}` items, each with every
-    real node below it and its parent."""
+    real node below it and its parent. Resolved without recursion, so neither a chain of any depth
+    nor a cycle (refused with `HyperNodeCycleError`) can exhaust the stack."""
     members = {h["name"]: h.get("members", []) for h in items}
     resolved: dict[str, frozenset[str]] = {}
 
-    def nodes_of(name: str) -> frozenset[str]:
-        if name not in resolved:
-            found: set[str] = set()
-            for member in members.get(name, []):
-                if member.get("type") == "HyperNode":
-                    found |= nodes_of(member["name"])
-                else:
-                    found.add(member["name"])
-            resolved[name] = frozenset(found)
-        return resolved[name]
+    def nodes_of(top: str) -> frozenset[str]:
+        trail: list[str] = []
+        stack = [(top, False)]
+        while stack:
+            name, done = stack.pop()
+            if name in resolved:
+                continue
+            children = [m["name"] for m in members.get(name, []) if m.get("type") == "HyperNode"]
+            if done:
+                trail.pop()
+                found = {m["name"] for m in members.get(name, []) if m.get("type") != "HyperNode"}
+                for child in children:
+                    found |= resolved.get(child, frozenset())
+                resolved[name] = frozenset(found)
+                continue
+            if name in trail:
+                cycle = " -> ".join((*trail[trail.index(name) :], name))
+                raise HyperNodeCycleError(f"HyperNode members form a cycle ({cycle})")
+            trail.append(name)
+            stack.append((name, True))
+            stack.extend((child, False) for child in children if child not in resolved)
+        return resolved[top]
 
     out = {h["name"]: HyperNode(h["name"], int(h["tier"]), nodes_of(h["name"]), h.get("tierName", "")) for h in items}
     for hypernode in items:

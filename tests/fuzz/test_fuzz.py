@@ -165,7 +165,7 @@ def _dump_cases() -> list[tuple[int, str, str]]:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     dumps = [
         yaml.load(path.read_text(), Loader=loader)
-        for path in sorted((PROJECT_DIR / "tests" / "fixtures" / "cluster").glob("aicloud-a-*.yaml"))
+        for path in sorted((PROJECT_DIR / "tests" / "fixtures" / "cluster").glob("**/aicloud-a-*.yaml"))
     ]
     cases = []
     for index in range(DUMP_CASES):
@@ -173,8 +173,8 @@ def _dump_cases() -> list[tuple[int, str, str]]:
         text = json.dumps(tree) if rng.random() < 0.6 else yaml.safe_dump(tree, allow_unicode=True)
         if rng.random() < 0.3:
             text = _mutate_text(rng, text)
-        # A third through the preflight (which renders the stack too), the rest through the topology import.
-        cases.append((index, "preflight" if index % 3 == 0 else "import-topology", text))
+        # A third each through the preflight (which renders the stack too), the what-if and the topology import.
+        cases.append((index, ("preflight", "whatif", "import-topology")[index % 3], text))
     return cases
 
 
@@ -186,7 +186,11 @@ def test_a_mutated_cluster_dump_is_read_or_refused(
 ) -> None:
     dump = tmp_path / "cluster.yaml"
     dump.write_text(text)
-    stack = ["--stack", "aicloud-a"] if command == "preflight" else ["--tiers", "topology.aicloud/leaf-pair"]
+    stack = {
+        "preflight": ["--stack", "aicloud-a"],
+        "whatif": ["--stack", "aicloud-a", "--engine", "model"],
+        "import-topology": ["--tiers", "topology.aicloud/leaf-pair"],
+    }[command]
     args = [command, *stack, "--from", str(dump)]
     code = main(args)
     _assert_clean(code, capsys.readouterr().err, (0, 1, 2))

@@ -79,3 +79,120 @@ def test_a_malformed_dump_is_refused_naming_where(
     err = capsys.readouterr().err
     assert code == 2, err
     assert message in err and "internal error" not in err and "Traceback" not in err
+
+
+QUEUE = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "team-a"}}
+PRIORITY = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "p1"}}
+POD_GROUP = {
+    "apiVersion": "scheduling.volcano.sh/v1beta1",
+    "kind": "PodGroup",
+    "metadata": {"name": "pg", "namespace": "team-a"},
+}
+
+
+def _member(pattern: str) -> dict[str, object]:
+    return {
+        **HYPER_NODE,
+        "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"regexMatch": {"pattern": pattern}}}]},
+    }
+
+
+# Values the what-if reads, each as the API server (or Volcano's webhook) would refuse it.
+VALUES: dict[str, tuple[dict[str, object], str]] = {
+    "a queue weight that is text": ({**QUEUE, "spec": {"weight": "NaN"}}, "items[0].spec.weight: must be an integer"),
+    "a queue weight of 0": ({**QUEUE, "spec": {"weight": 0}}, "items[0].spec.weight: must be an integer from 1"),
+    "a queue priority that is empty": ({**QUEUE, "spec": {"priority": ""}}, "items[0].spec.priority"),
+    "a deserved share that is no quantity": (
+        {**QUEUE, "spec": {"deserved": {"nvidia.com/gpu": "1/2"}}},
+        "items[0].spec.deserved[nvidia.com/gpu]",
+    ),
+    "a guarantee that is a list": (
+        {**QUEUE, "spec": {"guarantee": {"resource": {"nvidia.com/gpu": []}}}},
+        "items[0].spec.guarantee.resource[nvidia.com/gpu]",
+    ),
+    "a priority class without a value": ({**PRIORITY}, "items[0].value: must be given"),
+    "a priority class value past int32": ({**PRIORITY, "value": 2**40}, "items[0].value: must be an integer"),
+    "a highest tier that is text": (
+        {**POD_GROUP, "spec": {"networkTopology": {"highestTierAllowed": "1/2"}}},
+        "items[0].spec.networkTopology.highestTierAllowed",
+    ),
+    "a task minimum that is text": (
+        {**POD_GROUP, "spec": {"minTaskMember": {"worker": "two"}}},
+        "items[0].spec.minTaskMember.worker",
+    ),
+    "a HyperNode tier that is text": ({**HYPER_NODE, "spec": {"tier": "leaf"}}, "items[0].spec.tier"),
+    "a regex Go cannot compile (look-behind)": (
+        _member("(?<=gpu)-1"),
+        "items[0].spec.members[0].selector.regexMatch.pattern: not a regular expression Volcano's Go code compiles",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", VALUES, ids=list(VALUES))
+def test_a_value_the_what_if_reads_is_checked_as_the_api_server_would(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    obj, message = VALUES[case]
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"kind": "List", "items": [obj]}))
+    code = main(["whatif", "--stack", "dev", "--from", str(dump), "--engine", "model"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert message in err and "internal error" not in err
+
+
+def _hypernodes(*specs: tuple[str, list[str]]) -> list[dict[str, object]]:
+    return [
+        {
+            **HYPER_NODE,
+            "metadata": {"name": name},
+            "spec": {
+                "tier": 2,
+                "members": [{"type": "HyperNode", "selector": {"exactMatch": {"name": m}}} for m in members],
+            },
+        }
+        for name, members in specs
+    ]
+
+
+@pytest.mark.parametrize(
+    ("hypernodes", "cycle"),
+    [
+        (_hypernodes(("a", ["a"])), "(a -> a)"),
+        (_hypernodes(("a", ["b"]), ("b", ["c"]), ("c", ["a"])), "(a -> b -> c -> a)"),
+    ],
+)
+def test_hypernode_members_that_form_a_cycle_are_refused(
+    hypernodes: list[dict[str, object]], cycle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"kind": "List", "items": [NODE, *hypernodes]}))
+    code = main(["whatif", "--stack", "dev", "--from", str(dump), "--engine", "model"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"HyperNode members form a cycle {cycle}" in err, err
+
+
+def test_a_chain_of_hypernodes_of_any_depth_is_read() -> None:
+    from whatif.scenario import hypernodes_of
+
+    items = [
+        {"name": f"h{i}", "tier": i + 1, "members": [{"type": "HyperNode", "name": f"h{i - 1}"}]}
+        for i in range(1, 5000)
+    ]
+    items.append({"name": "h0", "tier": 1, "members": [{"type": "Node", "name": "gpu-1"}]})
+    assert hypernodes_of(items)["h4999"].nodes == frozenset({"gpu-1"})
+
+
+def test_regex_members_match_as_go_finds_them() -> None:
+    """Unanchored, as `regexp.MatchString` (volcano pkg/scheduler/api/hyper_node_info.go
+    `GetMembers`), and linear in time: a pattern that backtracks for ever in Python's `re` answers
+    at once."""
+    import time
+
+    from config.schema.go_regexp import finds
+
+    assert finds("worker-1", "gpu-worker-12") and not finds("^worker-1", "gpu-worker-12")
+    assert not finds("(?<=a)b", "ab"), "a pattern Go refuses selects no node"
+    started = time.monotonic()
+    assert not finds("(a+)+$", "a" * 40 + "!")
+    assert time.monotonic() - started < 1

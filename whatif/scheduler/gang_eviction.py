@@ -123,10 +123,12 @@ def _cluster_victims(session: Session, kind: str, job: Job) -> Iterator[Job]:
     return (v for v in session.jobs_by_priority() if may_lose(v.uid) and v.count(*statuses))
 
 
-def _takeable(victim: Job, kind: str) -> list[Task]:
-    """The victim's pods the action may take now."""
+def _takeable(session: Session, victim: Job, kind: str) -> list[Task]:
+    """The victim's pods the action may take now: on the session's nodes (a pod bound to a node
+    the cluster no longer lists sits on a node Volcano's cache marks not ready, outside every
+    HyperNode, the virtual root included)."""
     statuses = _statuses(kind)
-    return [t for t in victim.tasks if t.status in statuses and t.preemptable]
+    return [t for t in victim.tasks if t.status in statuses and t.preemptable and t.node in session.nodes]
 
 
 def _bundles_of_cluster(session: Session, kind: str, job: Job) -> list[Bundle]:
@@ -134,7 +136,7 @@ def _bundles_of_cluster(session: Session, kind: str, job: Job) -> list[Bundle]:
     nodes are all of them), per victim job."""
     local: dict[str, list[Task]] = {}
     for victim in _cluster_victims(session, kind, job):
-        tasks = _takeable(victim, kind)
+        tasks = _takeable(session, victim, kind)
         if tasks:
             local[victim.uid] = tasks
     return _bundles(session, local)
@@ -190,7 +192,7 @@ def _every_candidate(session: Session, kind: str, job: Job, domain: str) -> Iter
     """Every pod the action may take for `job` in the domain, in no particular order."""
     if domain == ROOT:
         for victim in _cluster_victims(session, kind, job):
-            yield from _takeable(victim, kind)
+            yield from _takeable(session, victim, kind)
     else:
         for pods in _candidates(session, kind, job, domain).values():
             yield from pods
