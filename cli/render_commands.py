@@ -58,6 +58,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.stack:
         if not args.base:
             raise UsageError("diff --stack needs --base <git-rev>")
+        if args.base.startswith("-"):
+            # git would read it as one of its own options.
+            raise UsageError(f"--base {args.base!r} is not a git revision (it starts with `-`)")
         with tempfile.TemporaryDirectory(prefix="vp-diff-") as tmp:
             keep = Path(args.keep or tmp).resolve()  # the base is rendered from another directory
             old, new = keep / "base", Path(args.out or keep / "head")

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from config.project import PROJECT
+from config.schema.names import dns_label_problem, dns_subdomain_problem
 from live.cluster_state import KINDS
 from offline.render import StackRender
 from offline.schemas import crd_names, schema_dirs
@@ -73,8 +74,12 @@ class Subject:
         kind, _, rest = text.partition(":")
         if kind == "ServiceAccount" and "/" in rest:
             namespace, _, name = rest.partition("/")
+            # The API server takes only these names: a namespace is a DNS label, a ServiceAccount
+            # a DNS subdomain.
+            if dns_label_problem(namespace) or dns_subdomain_problem(name):
+                raise ValueError(f"{text!r}: the namespace must be a DNS label and the name a DNS subdomain")
             return cls(kind, name, namespace)
-        if kind in ("User", "Group") and rest:
+        if kind in ("User", "Group") and rest and rest.isprintable() and len(rest) <= 253:
             return cls(kind, rest)
         raise ValueError(f"{text!r}: use ServiceAccount:<namespace>/<name>, User:<name> or Group:<name>")
 

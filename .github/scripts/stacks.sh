@@ -18,5 +18,13 @@ done
 python3 -c '
 import json, re, sys
 stacks = sys.argv[1:]
-print(json.dumps([{"stack": s, "kubeconfig": "KUBECONFIG_" + re.sub("[^A-Z0-9]", "_", s.upper())} for s in stacks]))
+matrix = [{"stack": s, "kubeconfig": "KUBECONFIG_" + re.sub("[^A-Z0-9]", "_", s.upper())} for s in stacks]
+by_secret = {}
+for entry in matrix:
+    by_secret.setdefault(entry["kubeconfig"], []).append(entry["stack"])
+for secret, names in by_secret.items():
+    if len(names) > 1:
+        # One secret would reach both stacks: the kubeconfig of one cluster would preview the other.
+        sys.exit("::error::stacks " + " and ".join(names) + " would all use the secret " + secret + "; rename all but one")
+print(json.dumps(matrix))
 ' "${names[@]}"

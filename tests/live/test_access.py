@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from cli.main import main
-from live.access import AWAITER_LISTS, BUILTIN, preview_access
+from live.access import AWAITER_LISTS, BUILTIN, Subject, preview_access
 from live.cluster_state import read_cluster
 from offline.schemas import crd_names, schema_dirs
 from tests.conftest import PROJECT_DIR, STACKS
@@ -128,3 +128,18 @@ def test_the_subject_can_be_a_user_or_group(capsys: pytest.CaptureFixture[str]) 
         if "subjects" in d
     )
     assert main(["preview-role", "--stack", "dev", "--subject", "Robot:x"]) == 2
+
+
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "ServiceAccount:Kube_System/reader",
+        "ServiceAccount:kube-system/",
+        "ServiceAccount:kube-system/Bad Name",
+        "User:",
+        "Group:a\tb",
+    ],
+)
+def test_a_subject_the_api_server_would_not_take_is_refused(subject: str) -> None:
+    with pytest.raises(ValueError, match=r"ServiceAccount|namespace"):
+        Subject.parse(subject)

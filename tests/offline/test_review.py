@@ -138,3 +138,8 @@ def test_the_what_if_needs_a_stack(tmp_path: Path, capsys: pytest.CaptureFixture
     (tmp_path / "b").mkdir()
     assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b"), "--from", "cluster.json"]) == 2
     assert "diff --from needs --stack and --base" in capsys.readouterr().err
+
+
+def test_a_base_that_git_would_read_as_an_option_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--stack", "dev", "--base=--output=/tmp/x"]) == 2
+    assert "is not a git revision (it starts with `-`)" in capsys.readouterr().err

@@ -452,6 +452,11 @@ def test_stack_names_outside_pulumis_rule_are_refused_by_the_matrix_script(tmp_p
     (tmp_path / "Pulumi.ok-1.yaml").write_text("config: {}\n")
     proc = _run([scripts / "stacks.sh"], env={"PATH": "/usr/bin:/bin"})
     assert json.loads(proc.stdout) == [{"stack": "ok-1", "kubeconfig": "KUBECONFIG_OK_1"}]
+    (tmp_path / "Pulumi.ok_1.yaml").write_text("config: {}\n")
+    proc = _run([scripts / "stacks.sh"], env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1 and "ok-1 and ok_1 would all use the secret KUBECONFIG_OK_1" in proc.stderr
+    assert not proc.stdout
+    (tmp_path / "Pulumi.ok_1.yaml").unlink()
     (tmp_path / 'Pulumi.x",{"stack":"$(id)".yaml').write_text("config: {}\n")
     proc = _run([scripts / "stacks.sh"], env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 1 and "does not name a Pulumi stack" in proc.stderr and not proc.stdout
