@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
+from offline.markdown import code
 from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, RUNNING, Job, Node, Task
 from whatif.scheduler.queues import QueueAttr, QueuePlugin
 from whatif.scheduler.resources import PODS, Resources, fits
@@ -188,7 +189,8 @@ def _last_word(session: Session, job: Job, model: ModelSpec, tenant_key: str) ->
         fill = {"queue": job.queue, "tenant": tenant_key, "model": model.name}
         return Reason(text.format(**fill), key.format(**fill))
     if word:
-        return Reason(f"Volcano says: {word}", f"models.{model.name}")
+        # The cluster's own words (names it holds) in a code span: nothing in them can format a comment.
+        return Reason(f"Volcano says: {code(word)}", f"models.{model.name}")
     return Reason("the scheduler has not placed it yet", f"models.{model.name}")
 
 

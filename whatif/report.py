@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from config.errors import one_line
 from offline.markdown import code
 from whatif.predict import EVICTS, FITS, NEVER, WAITS, Prediction, Verdict
 from whatif.scheduler.engine import VOLCANO_VERSION
@@ -65,9 +66,9 @@ def markdown(prediction: Prediction) -> str:
             if v.headroom is not None and v.verdict in (FITS, EVICTS):
                 where += f"; queue headroom {v.headroom:g} GPUs after"
             if v.reason:
-                where = v.reason.replace("|", "\\|")
+                where = one_line(v.reason, keep_backticks=True).replace("|", "\\|")
             if v.note:
-                note = v.note.replace("|", "\\|")
+                note = one_line(v.note, keep_backticks=True).replace("|", "\\|")
                 where += f" ({note})"
             victims = "<br>".join(
                 f"{x.action} {code(x.namespace + '/' + x.pod_group)} (queue {code(x.queue)}, priority {x.priority}, "
@@ -98,13 +99,13 @@ def markdown(prediction: Prediction) -> str:
         lines.append(
             f"Answered by Volcano {VOLCANO_VERSION}'s own scheduling code (its scheduler cache, actions and plugins, "
             f"run on the snapshot cycle after cycle) with the stack's policy ({prediction.policy}) on "
-            f"{prediction.source}; reasons from the project's model of it. Volume claims are checked only for "
+            f"{code(prediction.source)}; reasons from the project's model of it. Volume claims are checked only for "
             "whether they exist."
         )
     else:
         lines.append(
             f"An estimate of the next decisions of Volcano {VOLCANO_VERSION} by the project's model of it, with the "
-            f"stack's policy ({prediction.policy}) on {prediction.source}. Not modelled: {NOT_MODELLED}"
+            f"stack's policy ({prediction.policy}) on {code(prediction.source)}. Not modelled: {NOT_MODELLED}"
             + (f"; unknown to the model here: {', '.join(prediction.not_modelled)}" if prediction.not_modelled else "")
             + "."
         )

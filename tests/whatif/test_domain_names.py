@@ -87,3 +87,18 @@ def test_the_summary_names_domains_as_the_what_if_does() -> None:
     )
     dev = render_stack(PROJECT_DIR, "dev")
     assert "Each named domain is a HyperNode of the same name." in render_summary(dev.spec, dev.rendered)
+
+
+def test_cluster_words_cannot_format_the_comment() -> None:
+    """Reasons, notes and the source hold what the cluster says (node names, Volcano's messages):
+    line breaks, pipes and backticks in them end neither the table row nor a code span."""
+    from whatif.predict import WAITS, Prediction, Verdict
+    from whatif.report import markdown
+
+    said = "Volcano says: `0/3 nodes | ## taken\n@team`"
+    verdict = Verdict("m", WAITS, reason=said, note="tie\n| x")
+    text = markdown(Prediction("dev", "dump ``` .json", "p", [verdict], [], []))
+    row = next(line for line in text.splitlines() if line.startswith("| `m` |"))
+    assert row.endswith("| - |") and "\\|" in row and "\n" not in row
+    assert "## taken" in row and not any(line.startswith("## ") for line in text.splitlines())
+    assert "on ````dump ``` .json````" in text
