@@ -174,7 +174,10 @@ def _model(spec: PlatformSpec, grant: Grant, name: str, raw: Mapping[str, Any]) 
     config = spec.config.models[name]
     path = join_path("models", name)
     if "priorityClass" in raw and config.priority_class not in grant.priority_classes:
-        allowed = ", ".join(f"`{c}`" for c in reversed(grant.priority_classes)) or "none"
+        by_value = sorted(
+            grant.priority_classes, key=lambda c: -spec.priority_classes[c].value if c in spec.priority_classes else 0
+        )
+        allowed = ", ".join(f"`{c}`" for c in by_value) or "none"
         yield Problem(
             join_path(path, "priorityClass"),
             f"a tenant file's models may use the priority classes {allowed}",

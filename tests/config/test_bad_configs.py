@@ -48,6 +48,8 @@ def test_bad_config_is_rejected_with_its_key_path(
     err = capsys.readouterr().err
     assert code == 2, f"{path.name}: exit {code}\n{err}"
     assert "Traceback" not in err
-    paths = [line[4:].split(": ", 1)[0] for line in err.splitlines() if line.startswith("  - ")]
+    # `<key>: ...`, or `<included file>: <key>: ...` for a key written in an included file.
+    errors = [line[4:].split(": ") for line in err.splitlines() if line.startswith("  - ")]
+    paths = [parts[1] if parts[0].endswith(".yaml") and len(parts) > 1 else parts[0] for parts in errors]
     assert expected in paths, f"{path.name}: expected an error at `{expected}`, got:\n{err}"
     assert not out.exists(), "nothing may be written for an invalid config"

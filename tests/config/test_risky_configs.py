@@ -39,7 +39,9 @@ def test_risky_config_is_warned_about_or_refused_at_its_key(
     assert "Traceback" not in err
     if kind == "error":
         assert code == 2, f"{path.name}: exit {code}\n{err}"
-        paths = [line[4:].split(": ", 1)[0] for line in err.splitlines() if line.startswith("  - ")]
+        # `<key>: ...`, or `<included file>: <key>: ...` for a key written in an included file.
+        errors = [line[4:].split(": ") for line in err.splitlines() if line.startswith("  - ")]
+        paths = [parts[1] if parts[0].endswith(".yaml") and len(parts) > 1 else parts[0] for parts in errors]
         assert expected in paths, f"{path.name}: expected an error at `{expected}`, got:\n{err}"
         return
     assert code == 0, f"{path.name}: exit {code}\n{err}"
