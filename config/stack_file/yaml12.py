@@ -24,6 +24,7 @@ import yaml
 from yaml.nodes import ScalarNode
 
 from config.errors import Problem, join_path
+from config.stack_file.yaml_keys import non_string_keys
 
 MAX_FILE_BYTES = 8 * 2**20
 """A 10,000-node stack written with node ranges is tens of kilobytes."""
@@ -385,7 +386,7 @@ def read_yaml(data: bytes, display: Any = lambda path: join_path(*path) or FILE_
             data = loader.get_single_data()
         finally:
             loader.dispose()
-        problems = list(_non_string_keys(data, display))
+        problems = list(non_string_keys(data, lambda path: display(path) or FILE_PATH))
         if problems:
             raise StackYamlError(problems)
         return data
@@ -394,28 +395,6 @@ def read_yaml(data: bytes, display: Any = lambda path: join_path(*path) or FILE_
         raise StackYamlError(
             [Problem(FILE_PATH, f"not valid YAML{_mark_line(error)}: {reason}", "fix the YAML syntax")]
         ) from None
-
-
-def _non_string_keys(data: Any, display: Any) -> Iterator[Problem]:
-    """Keys that YAML reads as numbers, booleans or null (`1:`, `true:`, `~:`): the program's keys and
-    Kubernetes' are strings, and a mapping mixing both cannot even be ordered."""
-    stack: list[tuple[KeyPath, Any]] = [((), data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, dict):
-            for key, child in value.items():
-                if not isinstance(key, str):
-                    spelled = "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
-                    kind = "null" if key is None else "a boolean" if isinstance(key, bool) else "a number"
-                    yield Problem(
-                        display(path) or FILE_PATH,
-                        f"the key `{spelled}` is read as {kind}, and keys are text",
-                        f"quote it: `'{spelled}':`",
-                    )
-                else:
-                    stack.append(((*path, key), child))
-        elif isinstance(value, list):
-            stack.extend(((*path, index), child) for index, child in enumerate(value))
 
 
 def load_yaml_text(text: str) -> Any:

@@ -9,7 +9,7 @@ import yaml
 
 from components.scheduling.volcano_values import volcano_values
 from config.sections.volcano import VolcanoConfig
-from config.spec.scheduler_conf import scheduler_conf
+from config.spec.scheduler_conf import eviction_style, scheduler_conf
 from config.upstream.volcano import REGISTERED_ACTIONS, REGISTERED_PLUGINS
 from offline.check import unknown_value_keys, upstream_values
 from offline.render import write_render
@@ -40,7 +40,8 @@ def test_rendered_release_carries_the_conf_the_config_asks_for(stack: str, commi
     conf = yaml.safe_load(release.data["values"]["custom"]["scheduler_config_override"])
     actions = [a.strip() for a in conf["actions"].split(",")]
     # Gang-aware eviction where LWS groups run (the example cluster), the legacy actions elsewhere.
-    evict = ["gangpreempt", "gangreclaim"] if result.spec.plans_multi_node_models else ["preempt", "reclaim"]
+    gang = eviction_style(result.spec.config.volcano, result.spec.plans_multi_node_models) == "gang"
+    evict = ["gangpreempt", "gangreclaim"] if gang else ["preempt", "reclaim"]
     assert actions == ["enqueue", "allocate", *evict, "backfill"]
     assert set(actions) <= REGISTERED_ACTIONS
     plugins = _plugins(conf)

@@ -108,4 +108,4 @@ def test_the_schedulers_own_words_become_sentences() -> None:
         assert reason.key.startswith(("tenants.", "models."))
     session.unschedulable = {job.uid: "0/2 tasks in gang unschedulable: 2 Insufficient nvidia.com/gpu"}
     reason = _last_word(session, job, Model(), "tenants.tenanta.queue")  # type: ignore[arg-type]
-    assert reason.text.startswith("Volcano says: 0/2 tasks in gang unschedulable")
+    assert reason.text.startswith("Volcano says: `0/2 tasks in gang unschedulable")
