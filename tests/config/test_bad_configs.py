@@ -38,6 +38,7 @@ def test_corpus_is_large_and_covers_every_section() -> None:
     }
 
 
+@pytest.mark.slow  # 401 whole-program renders: `make test`, as the risky corpus
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.stem)
 def test_bad_config_is_rejected_with_its_key_path(
     path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

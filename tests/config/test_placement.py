@@ -12,6 +12,7 @@ import itertools
 from functools import cache
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
@@ -103,6 +104,7 @@ models = st.lists(
 )
 
 
+@pytest.mark.slow  # 400 fabrics searched exhaustively
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(fabrics, models)
 def test_a_shortage_is_reported_exactly_when_no_arrangement_exists(

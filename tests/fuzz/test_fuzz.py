@@ -9,6 +9,7 @@ import copy
 import json
 import random
 import shutil
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ import yaml
 from cli.main import main
 from offline.render import render_stack, write_render
 from tests.conftest import PROJECT_DIR
+
+pytestmark = pytest.mark.slow  # hundreds of whole-program runs: `make test` and CI, not the edit loop
 
 SEED = 20261201
 STACK_CASES = 200
@@ -134,65 +137,64 @@ def _assert_clean(code: int, err: str, allowed: tuple[int, ...]) -> None:
         assert any(line.startswith(("  - ", "error: ")) for line in err.splitlines()), err[-2000:]
 
 
-def _stack_cases() -> list[tuple[int, str]]:
-    rng = random.Random(SEED)
-    sources = {name: (PROJECT_DIR / f"Pulumi.{name}.yaml").read_text() for name in ("dev", "aicloud-a", "aicloud-b")}
-    cases = []
-    for index in range(STACK_CASES):
-        name = rng.choice(sorted(sources))
-        text = sources[name]
-        if rng.random() < 0.7:
-            tree = _mutate_tree(rng, yaml.safe_load(text))
-            text = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True) if tree is not None else ""
-        if rng.random() < 0.4:
-            text = _mutate_text(rng, text)
-        cases.append((index, text))
-    return cases
+def _stack_case(index: int) -> str:
+    """Case `index`: a mutated stack file, made when the case runs, not at collection."""
+    rng = random.Random(f"{SEED}-stack-{index}")
+    name = rng.choice(("aicloud-a", "aicloud-b", "dev"))
+    text = (PROJECT_DIR / f"Pulumi.{name}.yaml").read_text()
+    if rng.random() < 0.7:
+        tree = _mutate_tree(rng, yaml.safe_load(text))
+        text = yaml.safe_dump(tree, sort_keys=False, allow_unicode=True) if tree is not None else ""
+    if rng.random() < 0.4:
+        text = _mutate_text(rng, text)
+    return text
 
 
-@pytest.mark.parametrize(("index", "text"), _stack_cases(), ids=lambda v: str(v) if isinstance(v, int) else "")
+@pytest.mark.parametrize("index", range(STACK_CASES))
 def test_a_mutated_stack_file_renders_or_names_its_error(
-    index: int, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     stack = tmp_path / "Pulumi.fuzz.yaml"
-    stack.write_text(text)
+    stack.write_text(_stack_case(index))
     code = main(["render", "--stack", "fuzz", "--config-file", str(stack), "--out", str(tmp_path / "out")])
     _assert_clean(code, capsys.readouterr().err, (0, 2))
 
 
-def _dump_cases() -> list[tuple[int, str, str]]:
-    rng = random.Random(SEED + 1)
+@cache
+def _dumps() -> list[Any]:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    dumps = [
+    return [
         yaml.load(path.read_text(), Loader=loader)
         for path in sorted((PROJECT_DIR / "tests" / "fixtures" / "cluster").glob("**/aicloud-a-*.yaml"))
     ]
-    cases = []
-    for index in range(DUMP_CASES):
-        tree = _mutate_tree(rng, rng.choice(dumps))
-        text = json.dumps(tree) if rng.random() < 0.6 else yaml.safe_dump(tree, allow_unicode=True)
-        if rng.random() < 0.3:
-            text = _mutate_text(rng, text)
-        # A third each through the preflight (which renders the stack too), the what-if and the topology import.
-        cases.append((index, ("preflight", "whatif", "import-topology")[index % 3], text))
-    return cases
 
 
-@pytest.mark.parametrize(
-    ("index", "command", "text"), _dump_cases(), ids=lambda v: str(v) if isinstance(v, int) else ""
-)
+COMMANDS = {
+    "preflight": ["--stack", "aicloud-a"],  # which renders the stack too
+    "whatif": ["--stack", "aicloud-a", "--engine", "model"],
+    "import-topology": ["--tiers", "topology.aicloud/leaf-pair"],
+}
+
+
+def _dump_case(index: int) -> tuple[str, str]:
+    """Case `index`: a command and a mutated dump, made when the case runs (the what-if's recorded
+    clusters are large; making every case at collection would cost every test run)."""
+    rng = random.Random(f"{SEED}-dump-{index}")
+    tree = _mutate_tree(rng, rng.choice(_dumps()))
+    text = json.dumps(tree) if rng.random() < 0.6 else yaml.safe_dump(tree, allow_unicode=True)
+    if rng.random() < 0.3:
+        text = _mutate_text(rng, text)
+    return list(COMMANDS)[index % 3], text
+
+
+@pytest.mark.parametrize("index", range(DUMP_CASES))
 def test_a_mutated_cluster_dump_is_read_or_refused(
-    index: int, command: str, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    index: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    command, text = _dump_case(index)
     dump = tmp_path / "cluster.yaml"
     dump.write_text(text)
-    stack = {
-        "preflight": ["--stack", "aicloud-a"],
-        "whatif": ["--stack", "aicloud-a", "--engine", "model"],
-        "import-topology": ["--tiers", "topology.aicloud/leaf-pair"],
-    }[command]
-    args = [command, *stack, "--from", str(dump)]
-    code = main(args)
+    code = main([command, *COMMANDS[command], "--from", str(dump)])
     _assert_clean(code, capsys.readouterr().err, (0, 1, 2))
 
 

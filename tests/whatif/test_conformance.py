@@ -64,7 +64,7 @@ def disagreements(scenario: dict[str, Any], session: Session) -> list[str]:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(path.read_text())
+    data: dict[str, Any] = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return data
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from live.cluster_state import read_file
 from offline.render import render_stack
 from tests.conftest import PROJECT_DIR
 from whatif.predict import predict
+
+pytestmark = pytest.mark.slow  # what-if runs on recorded clusters
 
 FIXTURES = PROJECT_DIR / "tests" / "fixtures" / "cluster"
 LEAF = "topology.aicloud/leaf-pair"

@@ -18,6 +18,8 @@ from offline.render import StackRender
 from tests.conftest import PROJECT_DIR, mutate, stack_raw
 from whatif.predict import EVICTS, FITS, NEVER, WAITS, Prediction, predict
 
+pytestmark = pytest.mark.slow  # whole what-if runs on recorded clusters: `make test`, not the edit loop
+
 DUMPS = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "whatif"
 EMPTY = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "aicloud-a-handbuilt.yaml"
 SCHEMA = json.loads((PROJECT_DIR / "schema" / "whatif.schema.json").read_text())
