@@ -64,7 +64,7 @@ def _queue(obj: dict[str, Any], state: str, order: int) -> Queue:
     spec = obj.get("spec") or {}
     return Queue(
         obj["metadata"]["name"],
-        weight=int(spec.get("weight") or 1),  # Volcano's webhook sets an unset (or 0) weight to 1
+        weight=int(spec.get("weight") or 1),  # 0 or unset is 1: pkg/webhooks/admission/queues/mutate/mutate_queue.go
         capability=scheduler_units(spec.get("capability") or {}),
         deserved=scheduler_units(spec.get("deserved") or {}),
         guarantee=scheduler_units((spec.get("guarantee") or {}).get("resource") or {}),
@@ -169,17 +169,12 @@ def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node])
     topology = spec.topology
     if topology is None:
         return {}
-    below: dict[str, set[str]] = {d.name: set() for d in topology.named_domains}
-    for node_name, leaf in topology.node_leaf.items():
-        domain: str | None = leaf
-        while domain is not None and domain in below:
-            below[domain].add(node_name)
-            domain = topology.domains[domain].parent
+    below = topology.nodes_below_named
     out = {
         d.name: HyperNode(
             d.name,
             d.tier,
-            frozenset(below[d.name]),
+            below[d.name],
             topology.tiers[d.tier - 1],
             d.parent if d.parent in below else None,
         )

@@ -20,13 +20,7 @@ def domain_names(hypernodes: dict[str, HyperNode], spec: PlatformSpec, nodes: di
     topology = spec.topology
     if topology is None:
         return {}
-    below: dict[str, set[str]] = {d.name: set() for d in topology.named_domains}
-    for node, leaf in topology.node_leaf.items():
-        domain: str | None = leaf
-        while domain is not None and domain in below:
-            below[domain].add(node)
-            domain = topology.domains[domain].parent
-    named = {frozenset(members): name for name, members in below.items() if members}
+    named = {members: name for name, members in topology.nodes_below_named.items() if members}
     out: dict[str, str] = {}
     for name, hypernode in hypernodes.items():
         if name == ROOT or not hypernode.nodes:

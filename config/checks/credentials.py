@@ -7,7 +7,7 @@ from typing import Any
 
 from config.credential_shapes import credential_shape
 from config.errors import REDACTED, Problem, join_path
-from config.spec.images import lws_chart, lws_image, volcano_chart, volcano_image_registry
+from config.spec.images import lws_chart, lws_image, reference_host, volcano_chart, volcano_image_registry
 from config.spec.platform import PlatformSpec
 from config.spec.secrets import registries_needed, secrets_needed
 from config.stack_file.yaml12 import StackYamlError, read_yaml
@@ -154,7 +154,7 @@ def _chart_login_hosts(spec: PlatformSpec) -> list[Problem]:
         entry = config.registries.get(source.credentials or "")
         if entry is None:
             continue
-        host = (source.repository or source.chart).split("://", 1)[-1].split("/", 1)[0]
+        host = reference_host(source.repository or source.chart)
         if entry.server != host:
             key = f"{install}.chartCredentials" if own else "cluster.mirror.chartCredentials"
             problems.append(

@@ -40,7 +40,7 @@ class ChartSource:
     ca_file: str | None = None
 
 
-def _host(reference: str) -> str:
+def reference_host(reference: str) -> str:
     return reference.split("://", 1)[-1].split("/", 1)[0]
 
 
@@ -48,8 +48,8 @@ def _with_login(config: StackConfig, source: ChartSource, own: str | None, own_c
     """The credentials and CA bundle a chart is pulled with: its install's own, the mirror's for a
     chart on the mirror's host, else the `registries` entry for the chart's host."""
     mirror = config.cluster.mirror
-    host = _host(source.repository or source.chart)
-    on_mirror = mirror.charts is not None and _host(mirror.charts) == host
+    host = reference_host(source.repository or source.chart)
+    on_mirror = mirror.charts is not None and reference_host(mirror.charts) == host
     by_host = next((name for name, r in config.registries.items() if r.server == host), None)
     credentials = own or (mirror.chart_credentials if on_mirror else None) or by_host
     ca_file = own_ca or (mirror.chart_ca_file if on_mirror else None)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import itertools
 import re
 
+from config.sections.fabric import MAX_TOPOLOGY_NODES  # one range can hold no more than a topology
+
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
-_MAX_EXPANSION = 100_000
 
 
 class RangeError(ValueError):
@@ -66,8 +67,8 @@ def count_names(pattern: str) -> int:
 def expand(pattern: str) -> list[str]:
     """All names a pattern stands for, in order."""
     total = count_names(pattern)
-    if total > _MAX_EXPANSION:
-        raise RangeError(f"expands to {total} names, more than {_MAX_EXPANSION}")
+    if total > MAX_TOPOLOGY_NODES:
+        raise RangeError(f"expands to {total} names, more than {MAX_TOPOLOGY_NODES}")
     literals, brackets = _pieces(pattern)
     choices = [[str(n).zfill(width) for low, high, width in parts for n in range(low, high + 1)] for parts in brackets]
     names = []

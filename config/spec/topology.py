@@ -89,6 +89,18 @@ class Topology:
         return tuple(d for d in self.network_domains if not d.generated)
 
     @cached_property
+    def nodes_below_named(self) -> dict[str, frozenset[str]]:
+        """Each named domain -> the nodes below it: the members of its HyperNode, however the
+        cluster builds it."""
+        below: dict[str, set[str]] = {d.name: set() for d in self.named_domains}
+        for node, leaf in self.node_leaf.items():
+            domain: str | None = leaf
+            while domain is not None and domain in below:
+                below[domain].add(node)
+                domain = self.domains[domain].parent
+        return {name: frozenset(nodes) for name, nodes in below.items()}
+
+    @cached_property
     def roots(self) -> tuple[Domain, ...]:
         """The domains directly under the cluster: the pools, or without pools the top tier."""
         return tuple(d for d in self.domains.values() if d.parent is None)

@@ -124,9 +124,10 @@ def _cluster_victims(session: Session, kind: str, job: Job) -> Iterator[Job]:
 
 
 def _takeable(session: Session, victim: Job, kind: str) -> list[Task]:
-    """The victim's pods the action may take now: on the session's nodes (a pod bound to a node
-    the cluster no longer lists sits on a node Volcano's cache marks not ready, outside every
-    HyperNode, the virtual root included)."""
+    """The victim's pods the action may take now: on the session's nodes. A pod bound to a node
+    the cluster does not list sits on a node Volcano's cache makes without a Node object
+    (`addTask`, pkg/scheduler/cache/event_handlers.go), which the snapshot leaves out as not ready
+    (`Snapshot`, pkg/scheduler/cache/cache.go): outside every HyperNode, the virtual root included."""
     statuses = _statuses(kind)
     return [t for t in victim.tasks if t.status in statuses and t.preemptable and t.node in session.nodes]
 
