@@ -167,7 +167,7 @@ def cmd_preview_role(args: argparse.Namespace) -> int:
     print(
         f"# Read-only access of the preview identity of stack `{args.stack}`, written by\n"
         f"# `{TOOL_NAME} preview-role --stack {args.stack}`: get and list on what `pulumi preview --refresh`,\n"
-        f"# `{TOOL_NAME} preflight` and `{TOOL_NAME} whatif` read, Secrets only in the stack's namespaces, no\n"
+        f"# `{TOOL_NAME} preflight` and `{TOOL_NAME} whatif` read, Secrets only by the names the stack manages, no\n"
         "# `*`, no subresources, no watch, no writes (previews then diff client-side). Apply it after the first\n"
         "# `pulumi up` (the Roles need the stack's namespaces) and again when the stack gains a kind or a\n"
         "# namespace; the preview workflow's KUBECONFIG_<STACK> is a kubeconfig of the subject bound here."

@@ -5,19 +5,23 @@ What is read, from the code that reads it:
 - refresh GETs every object the stack manages, patches included (pulumi-kubernetes
   `kubeProvider.Read`); a Deployment's read awaiter LISTs its ReplicaSets, Pods and
   PersistentVolumeClaims, a Service's its Endpoints (`provider/pkg/await/deployment.go`,
-  `service.go`); a Helm release is read from Helm's storage, a LIST of the Secrets in the release's
-  namespace (helm `pkg/storage/driver/secrets.go`);
+  `service.go`); a Helm release is read from Helm's storage, a LIST of the ConfigMaps
+  (`cluster.helmReleaseStorage: configmap`) or of the Secrets in the release's namespace (helm
+  `pkg/storage/driver/cfgmaps.go`, `secrets.go`: Query by label, which RBAC cannot narrow);
 - the preflight and the what-if LIST the kinds in `live.cluster_state.KINDS` across the cluster
   (Pods among them: what runs where holds nodes);
 - discovery and `/openapi/v2` are non-resource URLs that Kubernetes' default `system:discovery`
   role already grants every authenticated identity.
 
 So the ClusterRole has `get`/`list` on the stack's cluster-scoped kinds and the kinds the preflight
-and the what-if list (Pods, never Secrets), and everything else (Secrets, ConfigMaps, monitors) is
-granted only by Roles in the namespaces the stack manages. No `*`, no subresource (`nodes/proxy` allows command
-execution in pods, `pods/log` reads logs), no `watch` (neither preview nor preflight watches), and
-no write verb: a server-side dry run needs `patch`, so previews with this role fall back to a
-client-side diff (`kubeProvider.Update`, a Forbidden dry run is not an error).
+and the what-if list (Pods, never Secrets), and everything else (ConfigMaps, monitors) is granted
+only by Roles in the namespaces the stack manages. Secrets are granted by name: `get` on exactly
+the Secrets the stack manages, so no other Secret of those namespaces (a webhook's TLS key, a
+token) is readable, unless Helm keeps its records among them (`helmReleaseStorage: secret`).
+No `*`, no subresource (`nodes/proxy` allows command execution in pods, `pods/log` reads logs), no
+`watch` (neither preview nor preflight watches), and no write verb: a server-side dry run needs
+`patch`, so previews with this role fall back to a client-side diff (`kubeProvider.Update`, a
+Forbidden dry run is not an error).
 """
 
 from __future__ import annotations
@@ -96,15 +100,25 @@ Grants = dict[tuple[str, str], set[str]]
 """(API group, resource) -> verbs."""
 
 
-def _rules(grants: Grants) -> list[dict[str, Any]]:
-    """Grants as RBAC rules, one per API group and set of verbs, sorted (stable output for review)."""
+def _rules(grants: Grants, secrets: set[str] | frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Grants as RBAC rules, one per API group and set of verbs, sorted (stable output for review),
+    then `get` on the named `secrets`."""
     by_rule: dict[tuple[str, tuple[str, ...]], set[str]] = defaultdict(set)
     for (group, resource), verbs in grants.items():
         by_rule[(group, tuple(v for v in VERBS if v in verbs))].add(resource)
-    return [
+    rules: list[dict[str, Any]] = [
         {"apiGroups": [group], "resources": sorted(resources), "verbs": list(verbs)}
         for (group, verbs), resources in sorted(by_rule.items())
     ]
+    if secrets:
+        rules.append({"apiGroups": [""], "resources": ["secrets"], "resourceNames": sorted(secrets), "verbs": ["get"]})
+    return rules
+
+
+def release_storage(render: StackRender) -> str:
+    """The resource Helm keeps its release records in: the provider's driver, `secret` unless set
+    (pulumi-kubernetes `provider/pkg/provider/provider.go`, helmReleaseSettings)."""
+    return "configmaps" if render.spec.config.cluster.helm_release_storage == "configmap" else "secrets"
 
 
 def preview_access(render: StackRender, subject: Subject = DEFAULT_SUBJECT) -> list[dict[str, Any]]:
@@ -112,6 +126,7 @@ def preview_access(render: StackRender, subject: Subject = DEFAULT_SUBJECT) -> l
     known = {**BUILTIN, **crd_names(d for d in schema_dirs(render.spec).values() if d is not None)}
     cluster: Grants = defaultdict(set)
     namespaced: dict[str, Grants] = defaultdict(lambda: defaultdict(set))
+    secrets: dict[str, set[str]] = defaultdict(set)
     for kind in KINDS:  # the preflight's cluster-wide lists
         cluster[(kind.group, kind.plural)].add("list")
     for obj in render.rendered.objects:
@@ -120,14 +135,17 @@ def preview_access(render: StackRender, subject: Subject = DEFAULT_SUBJECT) -> l
         if resource is None:
             raise AccessError(f"the stack renders {obj.kind} ({group or 'core'}), whose API resource is not known")
         plural, is_namespaced = resource
-        if is_namespaced and obj.namespace:
+        if (group, obj.kind) == ("", "Secret") and obj.namespace:
+            secrets[obj.namespace].add(obj.name)  # by name alone; no awaiter lists Secrets
+        elif is_namespaced and obj.namespace:
             namespaced[obj.namespace][(group, plural)].add("get")
             for awaited in AWAITER_LISTS.get(obj.kind, []):
                 namespaced[obj.namespace][awaited].add("list")
         elif not is_namespaced:
             cluster[(group, plural)].add("get")
+    storage = release_storage(render)
     for release in render.rendered.releases:
-        namespaced[str(release.data["namespace"])][("", "secrets")].add("list")  # Helm's release storage
+        namespaced[str(release.data["namespace"])][("", storage)].add("list")
     # Not `managed-by`: the stack does not manage these objects (an administrator applies them), and
     # the preflight counts objects with that label as the stack's.
     meta = {"labels": {"app.kubernetes.io/part-of": PROJECT}}
@@ -155,13 +173,13 @@ def preview_access(render: StackRender, subject: Subject = DEFAULT_SUBJECT) -> l
             "subjects": [subject.manifest()],
         },
     ]
-    for namespace, grants in sorted(namespaced.items()):
+    for namespace in sorted({*namespaced, *secrets}):
         documents += [
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "Role",
                 "metadata": {"name": ROLE_NAME, "namespace": namespace, **meta},
-                "rules": _rules(grants),
+                "rules": _rules(namespaced[namespace], secrets[namespace]),
             },
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",

@@ -104,7 +104,8 @@ def scaffold(answers: Answers, state: ClusterState | None) -> Scaffold:
             + dump(cluster_files)
         )
     config["volcano-platform:include"] = include
-    config["volcano-platform:cluster"] = {"name": name, "gpuResource": resource}
+    # A new cluster's Helm records in ConfigMaps: the preview identity then lists no Secret.
+    config["volcano-platform:cluster"] = {"name": name, "gpuResource": resource, "helmReleaseStorage": "configmap"}
     for deployment, key, what in ((VOLCANO_DEPLOYMENT, "volcano", "Volcano"), (LWS_DEPLOYMENT, "lws", "LWS")):
         if _running(state, deployment):
             config[f"volcano-platform:{key}"] = {"install": False}

@@ -8,6 +8,7 @@ name or namespace, or touches a field that cannot be updated in place, is report
 from __future__ import annotations
 
 import difflib
+import json
 import operator
 import os
 import subprocess
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from config.errors import one_line
 from config.project import PROJECT
 from config.stack_file.includes import INCLUDE_KEY
 from config.stack_file.yaml12 import StackYamlError, read_yaml
@@ -68,6 +70,8 @@ class DiffResult:
     removed: list[tuple[str, str]] = field(default_factory=list)
     provider_replaced: str | None = None
     """Why the Kubernetes provider is replaced (then every resource is), if it is."""
+    provider_updated: list[str] = field(default_factory=list)
+    """The provider's settings that change in place (Helm's storage, the context), a line each."""
     before: int = 0
     """Objects in the base render."""
 
@@ -80,7 +84,13 @@ class DiffResult:
     @property
     def empty(self) -> bool:
         return not (
-            self.added or self.imported or self.changed or self.replaced or self.removed or self.provider_replaced
+            self.added
+            or self.imported
+            or self.changed
+            or self.replaced
+            or self.removed
+            or self.provider_replaced
+            or self.provider_updated
         )
 
 
@@ -106,6 +116,29 @@ def provider_replacement(old: dict[str, dict[str, Any]], new: dict[str, dict[str
             if old[urn].get(key) != inputs.get(key):
                 return f"`{key}` changes from {old[urn].get(key)!r} to {inputs.get(key)!r}"
     return None
+
+
+def provider_updates(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]]) -> list[str]:
+    """The settings of the stack's providers that change without a new identity: pulumi-kubernetes
+    updates the provider in place and every later read and write uses them (a changed
+    `helmReleaseSettings` moves where Helm's records are looked up), so a reviewer sees each."""
+    if not old or not new or set(old) != set(new):
+        return []
+    lines: list[str] = []
+    for urn, inputs in sorted(new.items()):
+        for key in sorted(set(old[urn]) | set(inputs)):
+            before, after = old[urn].get(key), inputs.get(key)
+            if key in PROVIDER_IDENTITY or before == after:
+                continue
+            if key == "kubeconfig":  # a secret: that it changes, never its value
+                lines.append("`kubeconfig` changes")
+            else:
+                lines.append(f"`{key}` changes from {_setting(before)} to {_setting(after)}")
+    return lines
+
+
+def _setting(value: Any) -> str:
+    return "unset" if value is None else one_line(json.dumps(value) if not isinstance(value, str) else value)
 
 
 def load_render(directory: Path) -> dict[str, Entry]:
@@ -171,11 +204,18 @@ def fixed_field_changes(
 
 
 def compare(
-    old: dict[str, Entry], new: dict[str, Entry], provider_replaced: str | None = None
+    old: dict[str, Entry],
+    new: dict[str, Entry],
+    provider_replaced: str | None = None,
+    provider_updated: list[str] | None = None,
 ) -> tuple[DiffResult, list[ObjectDiff]]:
     """Summary of the differences and a unified diff per changed file. With `provider_replaced`,
     every resource in both renders is replaced, changed or not."""
-    result = DiffResult(provider_replaced=provider_replaced, before=len(old))
+    result = DiffResult(
+        provider_replaced=provider_replaced,
+        provider_updated=[] if provider_replaced else list(provider_updated or []),
+        before=len(old),
+    )
     hunks: list[ObjectDiff] = []
     moves = _match_moves(old, new)
     old = {**{k: v for k, v in old.items() if k not in moves.values()}, **{n: old[o] for n, o in moves.items()}}

@@ -20,7 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from config.errors import one_line
-from offline.diff import DiffResult, Entry, ObjectDiff, compare, load_providers, load_render, provider_replacement
+from offline.diff import (
+    DiffResult,
+    Entry,
+    ObjectDiff,
+    compare,
+    load_providers,
+    load_render,
+    provider_replacement,
+    provider_updates,
+)
 from offline.markdown import code, fence, html_code
 from offline.render_folder import parse_manifest
 from offline.summary_data import SUMMARY_DATA_FILE, placement_words, read_summary_data, replicas_words, topology_words
@@ -172,9 +181,10 @@ class Review:
 def review(old_dir: Path, new_dir: Path) -> Review:
     old_summary, new_summary = read_summary_data(old_dir), read_summary_data(new_dir)
     platform = platform_changes(old_summary, new_summary)
-    provider = provider_replacement(load_providers(old_dir), load_providers(new_dir))
+    old_providers, new_providers = load_providers(old_dir), load_providers(new_dir)
+    provider = provider_replacement(old_providers, new_providers)
     old, new = load_render(old_dir), load_render(new_dir)
-    result, objects = compare(old, new, provider)
+    result, objects = compare(old, new, provider, provider_updates(old_providers, new_providers))
     by_file = {e.file: e for e in old.values()}, {e.file: e for e in new.values()}
     derived = [
         f for f in result.changed if f in by_file[0] and only_names_differ(by_file[0][f], by_file[1][f], platform.names)
@@ -197,14 +207,16 @@ def count_line(result: DiffResult) -> str:
         f"{len(result.added)} added, {len(result.changed)} changed, "
         f"{len(result.replaced)} replaced, {len(result.removed)} removed"
     )
-    return counts + (f", {len(result.imported)} imported" if result.imported else "")
+    counts += f", {len(result.imported)} imported" if result.imported else ""
+    return counts + (", the provider updated" if result.provider_updated else "")
 
 
 def object_lines(found: Review) -> list[str]:
     """The objects a line each: `+` added, `=` imported, `~` changed, `+-` replaced, `-` removed;
     the derived ones after their heading."""
     result = found.result
-    lines = [f"  + {f}" for f in result.added]
+    lines = [f"  ~ the Kubernetes provider, in place: {change}" for change in result.provider_updated]
+    lines += [f"  + {f}" for f in result.added]
     lines += [
         f"  = {f}: imported (an existing object the stack takes over, then updates in place)" for f in result.imported
     ]
@@ -293,10 +305,11 @@ def diff_markdown(
         lines += [whatif.rstrip("\n"), ""]
     replaced = " — **the Kubernetes provider is replaced: every resource is replaced**"
     lines += [f"**Objects:** {count_line(result)}" + (replaced if result.provider_replaced else ""), ""]
-    if found.objects:
+    if found.objects or result.provider_updated:
         listing = [_provider_line(result)] if result.provider_replaced else []
         listing += [count_line(result), *object_lines(found)]
-        lines += [f"<details><summary>the {len(found.objects)} object(s)</summary>", "", fence("\n".join(listing))]
+        count = f"the {len(found.objects)} object(s)" + (" and the provider" if result.provider_updated else "")
+        lines += [f"<details><summary>{count}</summary>", "", fence("\n".join(listing))]
         lines += ["</details>", ""]
     for diff in found.objects:
         change = DERIVED if diff.file in found.derived else diff.change

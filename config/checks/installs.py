@@ -52,7 +52,58 @@ GENERATED_LWS_VALUES: dict[str, str] = {
 
 
 def check_installs(spec: PlatformSpec) -> list[Problem]:
-    return [*_component_resources(spec), *_value_overrides(spec), *_adoption(spec), *_chart_settings_unused(spec)]
+    return [
+        *_component_resources(spec),
+        *_value_overrides(spec),
+        *_adoption(spec),
+        *_chart_settings_unused(spec),
+        *_release_records(spec),
+    ]
+
+
+def _release_records(spec: PlatformSpec) -> list[Problem]:
+    """Helm's default storage puts a chart's release records among the Secrets of its namespace,
+    and reading them is a LIST of every Secret there (helm `pkg/storage/driver/secrets.go`, Query),
+    so the preview identity would read the admission webhook's TLS key and the pull secret."""
+    charts = [
+        name for name, installed in (("Volcano", spec.config.volcano.install), ("LWS", spec.lws_install)) if installed
+    ]
+    storage = spec.config.cluster.helm_release_storage
+    adopted = [
+        f"{key}.adopt"
+        for key, install, adopt in (
+            ("volcano", spec.config.volcano.install, spec.config.volcano.adopt),
+            ("lws", spec.lws_install, spec.config.lws.adopt),
+        )
+        if install and adopt
+    ]
+    if storage == "configmap":
+        return [
+            Problem(
+                path,
+                "adopts a release installed by hand, whose records Helm keeps in Secrets unless it ran with "
+                "`HELM_DRIVER=configmap`, while `cluster.helmReleaseStorage` is `configmap`: the provider looks for "
+                "the release among ConfigMaps and the adoption fails, finding none",
+                'move the release\'s records to ConfigMaps first (docs/operations.md, "Helm release records"), '
+                "then adopt",
+                got=True,
+                severity="warning",
+            )
+            for path in adopted
+        ]
+    if not charts or storage is not None:
+        return []
+    return [
+        Problem(
+            "cluster.helmReleaseStorage",
+            f"Helm keeps the release records of {' and '.join(charts)} among the Secrets of their namespaces, so the "
+            "preview identity (`volcano-platform preview-role`) must list every Secret there, the admission webhook's "
+            "TLS key and the image pull secret included",
+            "set `cluster.helmReleaseStorage: configmap` (on an installed cluster, move the records first: "
+            'docs/operations.md, "Helm release records"), or `secret` to keep them where they are',
+            severity="warning",
+        )
+    ]
 
 
 # Settings of Volcano's chart; with `volcano.install: false` the program installs no chart, so

@@ -97,6 +97,16 @@ class ClusterConfig(ConfigModel):
     context: str | None = None
     """Kubeconfig context to use. Default: the kubeconfig's current context."""
 
+    helm_release_storage: Literal["configmap", "secret"] | None = None
+    """Where Helm keeps the records of the charts the stack installs (the provider's
+    `helmReleaseSettings.driver`): `configmap` or `secret`. With `secret`, refreshing a Release
+    lists every Secret of its namespace, so the preview identity can read the admission webhook's
+    TLS key and the pull secret there; with `configmap` it lists ConfigMaps instead (the records
+    hold the chart's values and manifest, and neither chart templates a Secret with data). Default:
+    `secret`, Helm's own, which keeps an installed cluster's records where they are, warned about
+    while a chart is installed; new clusters set `configmap`, installed ones move their records
+    first (docs/operations.md, "Helm release records")."""
+
     gpu_resource: ExtendedResourceName = "nvidia.com/gpu"
     """Extended resource name of the cluster's accelerators (`nvidia.com/gpu`, `amd.com/gpu`,
     `huawei.com/Ascend910`, a vendor name such as `mars-tech.com/gpu`). Models, quotas and the

@@ -11,7 +11,7 @@ from config.checks.credentials import server_matches
 from config.checks.models import MAX_OBJECT_BYTES
 from config.checks.vllm import image_build
 from tests.components.helpers import DEPLOY_MODEL, LWS_MODEL, SEED
-from tests.conftest import load, mutate, paths_of, problems_of
+from tests.conftest import load, mutate, paths_of, problems_of, stack_raw
 
 BLOB = "x" * 8192
 
@@ -78,3 +78,20 @@ def test_image_builds_are_read_from_the_name(image: str, vendors: set[str]) -> N
 
 def test_an_image_whose_name_says_nothing_is_not_judged() -> None:
     assert image_build("registry.local/inference/server:2025.1") is None
+
+
+def test_helms_records_in_secrets_are_warned_about_until_the_stack_chooses() -> None:
+    unset = mutate(stack_raw("aicloud-a"), lambda r: r["cluster"].pop("helmReleaseStorage"))
+    (warning,) = [w for w in load(unset).warnings if w.path == "cluster.helmReleaseStorage"]
+    assert "Volcano and LWS" in warning.message and "configmap" in warning.fix
+    chosen = mutate(unset, lambda r: r["cluster"].update(helmReleaseStorage="secret"))
+    assert "cluster.helmReleaseStorage" not in [w.path for w in load(chosen).warnings]
+    no_chart = mutate(unset, lambda r: r.update(volcano={"install": False}, lws={"install": False}))
+    assert "cluster.helmReleaseStorage" not in [w.path for w in load(no_chart).warnings]
+
+
+def test_adopting_a_release_while_helms_records_are_configmaps_is_warned_about() -> None:
+    adopting = mutate(stack_raw("aicloud-a"), lambda r: r["volcano"].update(adopt=True))
+    assert "volcano.adopt" in [w.path for w in load(adopting).warnings]
+    in_secrets = mutate(adopting, lambda r: r["cluster"].update(helmReleaseStorage="secret"))
+    assert "volcano.adopt" not in [w.path for w in load(in_secrets).warnings]

@@ -43,6 +43,8 @@ FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 """KWOK manages exactly the nodes that carry this annotation."""
 ADMIN_TOKEN = "e2e-admin-token"
 """A static token of the e2e cluster alone (loopback only, deleted with it)."""
+PREVIEW_USER, PREVIEW_TOKEN = "e2e-preview", "e2e-preview-token"
+"""A user with no rights but what a test binds to it (the preview identity)."""
 SERVICE_CIDR = "10.96.0.0/24"
 POD_CIDR = "10.244.0.0/16"
 """Status values only: nothing here connects to a pod or Service address."""
@@ -321,27 +323,26 @@ class LocalCluster:
 
     # -- components ---------------------------------------------------------------------------
 
-    def _write_kubeconfig(self) -> None:
-        self.kubeconfig.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "clusters": [
-                        {
-                            "name": "e2e",
-                            "cluster": {
-                                "server": self.server,
-                                "certificate-authority": self.certificates.path("ca.crt"),
-                            },
-                        }
-                    ],
-                    "users": [{"name": "admin", "user": {"token": ADMIN_TOKEN}}],
-                    "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "admin"}}],
-                    "current-context": "e2e",
-                }
-            )
+    def kubeconfig_text(self, token: str = ADMIN_TOKEN) -> str:
+        """A kubeconfig of the cluster that authenticates with `token`."""
+        return yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": "e2e",
+                        "cluster": {"server": self.server, "certificate-authority": self.certificates.path("ca.crt")},
+                    }
+                ],
+                "users": [{"name": "e2e", "user": {"token": token}}],
+                "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "e2e"}}],
+                "current-context": "e2e",
+            }
         )
+
+    def _write_kubeconfig(self) -> None:
+        self.kubeconfig.write_text(self.kubeconfig_text())
         os.chmod(self.kubeconfig, 0o600)
 
     def _start_etcd(self) -> None:
@@ -366,7 +367,9 @@ class LocalCluster:
 
     def _start_apiserver(self) -> None:
         tokens = self.folder / "pki" / "tokens.csv"
-        tokens.write_text(f'{ADMIN_TOKEN},admin,admin,"system:masters"\n')
+        tokens.write_text(
+            f'{ADMIN_TOKEN},admin,admin,"system:masters"\n{PREVIEW_TOKEN},{PREVIEW_USER},{PREVIEW_USER}\n'
+        )
         self._start(
             "kube-apiserver",
             [

@@ -10,6 +10,7 @@ placed, a change whose evictions the what-if names before it is applied.
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,8 @@ import pytest
 from live.cluster_state import ClusterState
 from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.report import Report
-from tests.e2e.cluster import LocalCluster
+from tests.conftest import PROJECT_DIR, TOOL
+from tests.e2e.cluster import PREVIEW_TOKEN, PREVIEW_USER, LocalCluster
 from tests.e2e.conftest import start_cluster
 from tests.e2e.pulumi_cli import PulumiStack
 from tests.e2e.stacks import e2e_config, recorded_nodes, secret_names
@@ -45,11 +47,22 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, real_programs: dict[str, P
 
 
 @pytest.fixture(scope="module")
-def stack(cluster: LocalCluster, real_programs: dict[str, Path]) -> PulumiStack:
+def stack_kubeconfig(cluster: LocalCluster) -> Path:
+    """The stack's own kubeconfig file: the preview test swaps its user for the preview identity's
+    (the provider's settings name the file, so they stay the same) without touching the file the
+    cluster's processes read."""
+    path = cluster.folder / "stack-kubeconfig"
+    path.write_text(cluster.kubeconfig_text())
+    path.chmod(0o600)
+    return path
+
+
+@pytest.fixture(scope="module")
+def stack(cluster: LocalCluster, stack_kubeconfig: Path, real_programs: dict[str, Path]) -> PulumiStack:
     return PulumiStack.create(
         cluster.folder / "project",
         STACK,
-        example_config(cluster.kubeconfig),
+        example_config(stack_kubeconfig),
         real_programs,
         secret_names("aicloud-a"),
     )
@@ -129,6 +142,42 @@ def _member_types(hyper_node: dict[str, Any]) -> set[str]:
 
 def test_a_preview_right_after_shows_no_change(stack: PulumiStack, applied: str) -> None:
     result = stack.preview("--expect-no-changes", check=False)
+    assert result.returncode == 0, result.output[-4000:]
+
+
+def test_the_preview_identity_previews_with_the_role_it_is_given_and_reads_no_other_secret(
+    cluster: LocalCluster, stack: PulumiStack, stack_kubeconfig: Path, applied: str
+) -> None:
+    """`preview-role` bound to a user with no other rights: `pulumi preview --refresh` (every read of
+    a refresh: each object, its awaiters' lists) succeeds and shows no change, while a Secret the
+    stack does not manage, beside one it does, can be neither read nor listed."""
+    command = [*TOOL, "preview-role", "--stack", STACK, "--config-file", str(stack.stack_file),
+               "--subject", f"User:{PREVIEW_USER}"]  # fmt: skip
+    role = subprocess.run(command, cwd=PROJECT_DIR, env=stack.env, capture_output=True, text=True, timeout=600)
+    assert role.returncode == 0, role.stderr[-3000:]
+    cluster.kubectl("apply", "-f", "-", input=role.stdout)
+    cluster.kubectl("create", "secret", "generic", "someone-elses-token", "-n", "a01", "--from-literal=token=x")
+    in_a01 = {o["metadata"]["name"] for o in cluster.get_json("secrets", "-n", "a01")["items"]}
+    own = sorted(in_a01 - {"someone-elses-token"})
+    assert own, "the stack manages Secrets in a01"
+    admin = stack_kubeconfig.read_text()
+    preview = cluster.folder / "preview-kubeconfig"
+    preview.write_text(cluster.kubeconfig_text(PREVIEW_TOKEN))
+
+    def as_preview(*args: str) -> subprocess.CompletedProcess[str]:
+        kubectl = [str(cluster.programs["kubectl"]), "--kubeconfig", str(preview), *args]
+        return subprocess.run(kubectl, capture_output=True, text=True, timeout=120, check=False)
+
+    assert as_preview("get", "secret", own[0], "-n", "a01").returncode == 0
+    for refused in (["get", "secret", "someone-elses-token", "-n", "a01"], ["get", "secrets", "-n", "a01"],
+                    ["get", "secrets", "-n", "kube-system"]):  # fmt: skip
+        result = as_preview(*refused)
+        assert result.returncode != 0 and "forbidden" in result.stderr.lower(), (refused, result.stderr)
+    try:
+        stack_kubeconfig.write_text(cluster.kubeconfig_text(PREVIEW_TOKEN))
+        result = stack.preview("--refresh", "--expect-no-changes", check=False)
+    finally:
+        stack_kubeconfig.write_text(admin)
     assert result.returncode == 0, result.output[-4000:]
 
 

@@ -3,7 +3,8 @@ preflight read, nothing else. Requests are judged the way Kubernetes' RBAC autho
 (`plugin/pkg/auth/authorizer/rbac/rbac.go`, `RuleAllows` in `pkg/apis/rbac/v1/evaluation_helpers.go`):
 a ClusterRoleBinding's rules hold in every namespace and for cluster-scoped objects, a RoleBinding's
 in its namespace only, and a rule allows a request when its verbs, API groups and resources
-(`*` matching all) include the request's."""
+(`*` matching all) include the request's and, when it names resources, the request's object is
+one of them (a LIST names none)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ import pytest
 import yaml
 
 from cli.main import main
-from live.access import AWAITER_LISTS, BUILTIN, Subject, preview_access
+from live.access import AWAITER_LISTS, BUILTIN, Subject, preview_access, release_storage
 from live.cluster_state import read_cluster
 from offline.schemas import crd_names, schema_dirs
-from tests.conftest import PROJECT_DIR, STACKS
+from tests.conftest import PROJECT_DIR, STACKS, mutate, stack_raw
 from tests.live.test_preflight import api_server  # noqa: F401 - the fixture
 
 EXAMPLE = PROJECT_DIR / "docs" / "rbac" / "preview-reader.yaml"
@@ -36,14 +37,22 @@ def _documents(text: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(text) if d]
 
 
-def _rule_allows(rule: dict[str, Any], verb: str, group: str, resource: str) -> bool:
+def _rule_allows(rule: dict[str, Any], verb: str, group: str, resource: str, name: str | None) -> bool:
     def has(values: list[str], wanted: str) -> bool:
         return "*" in values or wanted in values
 
-    return has(rule["verbs"], verb) and has(rule["apiGroups"], group) and has(rule["resources"], resource)
+    named = "resourceNames" not in rule or (name is not None and name in rule["resourceNames"])
+    return has(rule["verbs"], verb) and has(rule["apiGroups"], group) and has(rule["resources"], resource) and named
 
 
-def allowed(documents: list[dict[str, Any]], verb: str, group: str, resource: str, namespace: str | None) -> bool:
+def allowed(
+    documents: list[dict[str, Any]],
+    verb: str,
+    group: str,
+    resource: str,
+    namespace: str | None,
+    name: str | None = None,
+) -> bool:
     roles = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d for d in documents if "rules" in d}
     for binding in documents:
         if binding["kind"] == "ClusterRoleBinding":
@@ -52,7 +61,7 @@ def allowed(documents: list[dict[str, Any]], verb: str, group: str, resource: st
             role = roles.get(("Role", namespace, binding["roleRef"]["name"]))
         else:
             continue
-        if role and any(_rule_allows(rule, verb, group, resource) for rule in role["rules"]):
+        if role and any(_rule_allows(rule, verb, group, resource, name) for rule in role["rules"]):
             return True
     return False
 
@@ -91,11 +100,41 @@ def test_the_role_covers_every_read_of_a_refresh(stack_access: Any) -> None:
     for obj in render.rendered.objects:
         group = str(obj.manifest["apiVersion"]).rpartition("/")[0]
         plural, _ = resources[(group, obj.kind)]
-        assert allowed(documents, "get", group, plural, obj.namespace), (obj.kind, obj.namespace)
+        assert allowed(documents, "get", group, plural, obj.namespace, obj.name), (obj.kind, obj.namespace)
         for awaited_group, awaited in AWAITER_LISTS.get(obj.kind, []):
             assert allowed(documents, "list", awaited_group, awaited, obj.namespace), (obj.kind, awaited)
     for release in render.rendered.releases:
-        assert allowed(documents, "list", "", "secrets", release.data["namespace"]), "Helm's release storage"
+        storage = release_storage(render)
+        assert allowed(documents, "list", "", storage, release.data["namespace"]), "Helm's release storage"
+
+
+def test_no_secret_but_the_stacks_own_is_readable(stack_access: Any) -> None:
+    """The example stacks keep Helm's records in ConfigMaps, so no namespace's Secrets can be listed
+    and only the Secrets the stack manages can be read: not Volcano's admission TLS key, not a
+    token or key someone else keeps beside them."""
+    render, documents = stack_access
+    assert release_storage(render) == "configmaps"
+    own = {(obj.namespace, obj.name) for obj in render.rendered.objects if obj.kind == "Secret"}
+    namespaces = {d["metadata"]["namespace"] for d in documents if d["kind"] == "Role"}
+    for namespace in [*namespaces, "default", "kube-system"]:
+        assert not allowed(documents, "list", "", "secrets", namespace), namespace
+        for name in ("volcano-admission-secret", "lws-webhook-server-cert", "someone-elses-token"):
+            assert not allowed(documents, "get", "", "secrets", namespace, name), (namespace, name)
+    for namespace, name in own:
+        assert allowed(documents, "get", "", "secrets", namespace, name)
+
+
+def test_with_helms_default_storage_the_release_namespaces_secrets_are_listed(render_raw: Any) -> None:
+    """`helmReleaseStorage: secret` (or unset): refreshing a Release lists every Secret of its
+    namespace, and the role says so rather than failing the refresh; nowhere else."""
+    raw = mutate(stack_raw("aicloud-a"), lambda r: r["cluster"].pop("helmReleaseStorage"))
+    render = render_raw(raw, "aicloud-a")
+    documents = preview_access(render)
+    releases = {str(release.data["namespace"]) for release in render.rendered.releases}
+    assert releases == {"volcano-system", "lws-system"}
+    for namespace in releases:
+        assert allowed(documents, "list", "", "secrets", namespace)
+    assert not allowed(documents, "list", "", "secrets", "a01")
 
 
 def test_the_real_client_is_allowed_every_request_the_preflight_makes(

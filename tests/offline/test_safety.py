@@ -292,3 +292,22 @@ def test_tenant_namespaces_are_retained_unless_the_tenant_says_otherwise(render_
     without_b["models"] = {k: v for k, v in without_b["models"].items() if v.get("tenant") != "tenantb"}
     result = _diff(render_raw, tmp_path, SEED, without_b)
     assert ("manifests/Namespace.b01.yaml", " (kept on the cluster: retainOnDelete)") in result.removed
+
+
+def test_moving_helms_records_updates_the_provider_and_replaces_nothing(render_raw: Any, tmp_path: Path) -> None:
+    """`cluster.helmReleaseStorage` becomes the provider's `helmReleaseSettings.driver`; with the
+    cluster identifier unchanged, pulumi-kubernetes updates the provider in place (DiffConfig)."""
+    before = render_raw(mutate(SEED, lambda r: r["cluster"].pop("helmReleaseStorage")), stack="aicloud-a")
+    after = render_raw(SEED, stack="aicloud-a")
+    assert "helmReleaseSettings" not in _provider(before)["inputs"]
+    # Object-valued provider settings travel as JSON text (the provider unmarshals them in Configure).
+    assert json.loads(_provider(after)["inputs"]["helmReleaseSettings"]) == {"driver": "configmap"}
+    write_render(before, tmp_path / "before")
+    write_render(after, tmp_path / "after")
+    result, text = diff_dirs(tmp_path / "before", tmp_path / "after")
+    assert result.provider_replaced is None and not result.replaced and not result.changed, text
+    assert (
+        '~ the Kubernetes provider, in place: `helmReleaseSettings` changes from unset to {"driver": "configmap"}'
+        in text
+    )
+    assert "0 added, 0 changed, 0 replaced, 0 removed, the provider updated" in text
