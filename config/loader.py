@@ -85,9 +85,11 @@ def load_raw(
     if errors_of(included.problems):
         raise ConfigError(included.problems)
     try:
-        return _load_merged(included.raw, stack, plaintext_secrets, other_keys, encrypted, included)
+        spec = _load_merged(included.raw, stack, plaintext_secrets, other_keys, encrypted, included)
     except ConfigError as error:
         raise ConfigError(in_files(list(error.problems), included.origins)) from None
+    # Warnings name the included file their key is in, as errors do.
+    return dataclasses.replace(spec, warnings=tuple(in_files(list(spec.warnings), included.origins)))
 
 
 def in_files(problems: list[Problem], origins: Origins) -> list[Problem]:

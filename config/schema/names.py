@@ -117,6 +117,29 @@ def env_name_problem(value: str) -> str | None:
     return None
 
 
+# Prometheus' label names (prometheus/common `model/labels.go`, LabelNameRE: what Prometheus 2
+# accepts, and 3 with its legacy names); `__` begins the names it reserves for itself.
+_PROMETHEUS_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+
+
+def prometheus_label_name_problem(value: str) -> str | None:
+    if not _PROMETHEUS_LABEL_NAME.fullmatch(value):
+        return "is not a Prometheus label name (letters, digits and '_', not starting with a digit)"
+    if value.startswith("__"):
+        return "begins with `__`, which Prometheus reserves for its own labels"
+    return None
+
+
+def prometheus_label_value_problem(value: str) -> str | None:
+    """Any UTF-8 text is a label value to Prometheus (rulefmt checks `LabelValue.IsValid`); an empty
+    one is the label's absence, and a value is kept to a line."""
+    if not value:
+        return "is empty, which Prometheus reads as no label at all"
+    if len(value) > 1024 or not value.isprintable():
+        return "is not one printable line of at most 1024 characters"
+    return None
+
+
 def http_url_problem(value: str) -> str | None:
     parsed = urlparse(value)
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -151,6 +174,18 @@ LabelKey = Annotated[
 LabelValue = Annotated[
     str,
     AfterValidator(_checked(label_value_problem, "label value", "use at most 63 letters, digits, '-', '_' or '.'")),
+]
+PrometheusLabelName = Annotated[
+    str,
+    AfterValidator(_checked(prometheus_label_name_problem, "alert label", "use a name such as `team` or `route_to`")),
+]
+PrometheusLabelValue = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            prometheus_label_value_problem, "alert label value", "give the label a value of one line, or remove it"
+        )
+    ),
 ]
 ResourceName = Annotated[
     str,

@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import Field, field_validator
 
 from config.schema.base import ConfigModel, cli_float, invalid
-from config.schema.names import DnsLabel, HttpUrl, LabelKey, LabelValue
+from config.schema.names import DnsLabel, HttpUrl, LabelKey, LabelValue, PrometheusLabelName, PrometheusLabelValue
 
 KPS_RELEASE = "kube-prometheus-stack"
 # Helm's release names (helm/helm v3 pkg/chartutil/validate_name.go, `ValidateReleaseName`): a
@@ -49,8 +49,10 @@ class AlertsConfig(ConfigModel):
     """A tenant queue's accelerator allocation is at its capability."""
     scheduler_down_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
     """The Volcano scheduler or controller is not scraped as up."""
-    labels: dict[LabelKey, LabelValue] = {}
-    """Extra labels on every alert (e.g. `team: gpu-platform` for routing). `severity` (and
+    labels: dict[PrometheusLabelName, PrometheusLabelValue] = {}
+    """Extra labels on every alert (e.g. `team: gpu-platform` for routing): Prometheus label names
+    (letters, digits, `_`; a Kubernetes key such as `example.com/team` is not one) and any one-line
+    value (`GPU platform`). `severity` (and
     `alertname`, `load_budget`) are set by each alert and warned about here: Alertmanager routes
     pages on `severity`, and one value for every alert would stop critical alerts paging."""
     runbook_url: HttpUrl | None = None

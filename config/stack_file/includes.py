@@ -116,6 +116,18 @@ def _paths(base: Path, pattern: str, where: str, problems: list[Problem]) -> lis
     return inside
 
 
+def _listed_twice(name: str, first: str, where: str) -> Problem:
+    """A file read twice would be merged twice, or, listed under `files` and `tenants`, read as the
+    platform's file and escape the tenant boundary: every file is listed by one entry."""
+    return _problem(
+        where,
+        f"`{name}` is listed already, by `{first}`",
+        "list each file once: a tenant's file under `include.tenants` alone, the platform's under `include.files`; "
+        "narrow the pattern that matches it too",
+        name,
+    )
+
+
 def _read(base: Path, path: Path, problems: list[Problem]) -> dict[str, Any] | None:
     name = str(path.relative_to(base))
     try:
@@ -158,6 +170,8 @@ def merge_includes(raw: Mapping[str, Any], base: Path) -> Included:
     for key, value in raw.items():
         if key != INCLUDE_KEY and not _unset(value):
             origins[(key,)] = STACK_FILE
+    listed: dict[Path, str] = {}
+    """Each file read (its real path) -> the entry that listed it first."""
     for kind in ("files", "tenants"):
         patterns = include.get(kind) or []
         if not isinstance(patterns, list):
@@ -165,9 +179,12 @@ def merge_includes(raw: Mapping[str, Any], base: Path) -> Included:
         for index, pattern in enumerate(patterns):
             if not isinstance(pattern, str):
                 continue
-            for path in _paths(base, pattern, join_path(INCLUDE_KEY, kind, index), result.problems):
+            where = join_path(INCLUDE_KEY, kind, index)
+            for path in _paths(base, pattern, where, result.problems):
                 name = str(path.relative_to(base))
-                if name in result.files:
+                first = listed.setdefault(path.resolve(), where)
+                if first != where:
+                    result.problems.append(_listed_twice(name, first, where))
                     continue
                 result.files.append(name)
                 data = _read(base, path, result.problems)

@@ -92,6 +92,19 @@ def test_promtool_accepts_the_rules(stack: str, render_raw: Any, tmp_path: Path)
     assert "SUCCESS" in proc.stdout
 
 
+def test_alert_labels_are_prometheus_labels_which_promtool_accepts(render_raw: Any, tmp_path: Path) -> None:
+    """Alert labels are Prometheus labels, not Kubernetes ones: a value with spaces and capitals,
+    which no Kubernetes label could hold, is what a routing tree often matches on."""
+    raw = stack_raw("dev")
+    labels = {"route_to": "GPU platform (Shanghai)", "Team": "gpu"}
+    raw["observability"] = {**raw.get("observability", {}), "enabled": True, "alerts": {"labels": labels}}
+    render = render_raw(raw, stack="dev")
+    assert all(alert["labels"].items() >= labels.items() for alert in alerts_of(render).values())
+    rules = _rule_file(render, tmp_path)
+    proc = subprocess.run([_promtool(), "check", "rules", rules], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def _expect(alerts: dict[str, dict[str, Any]], name: str, labels: dict[str, str], summary: str) -> dict[str, Any]:
     """An expected alert: its labels (the rule's own added) and annotations (only the summary is
     a template, so it is spelled out; the others are the rule's text)."""

@@ -180,3 +180,39 @@ def test_a_change_to_an_included_file_is_a_change_to_its_stack_only(tmp_path: Pa
         "clusters/aicloud-b/tenants/new-team.yaml",
     ]
     assert changed_stack_files(repo, "HEAD", "dev") == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "pattern"),
+    [
+        # a tenant's file read as the platform's would escape the tenant boundary
+        ("files", "clusters/aicloud-b/tenants/chat.yaml"),
+        # two patterns over one file would merge it twice
+        ("tenants", "clusters/aicloud-b/tenants/c*.yaml"),
+    ],
+)
+def test_a_file_listed_twice_is_refused_at_the_second_entry(
+    kind: str, pattern: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    _edit(folder / f"Pulumi.{STACK}.yaml", lambda d: d["config"]["volcano-platform:include"][kind].insert(0, pattern))
+    code, errors = _render(folder, capsys)
+    assert code == 2
+    first, second = (f"include.{kind}[0]", f"include.{kind}[1]") if kind == "tenants" else ("include.files[0]", None)
+    if second is None:  # `files` are read before `tenants`: the tenants' pattern is the second entry
+        first, second = "include.files[0]", "include.tenants[0]"
+    assert any(e.startswith(f"{second}: `clusters/aicloud-b/tenants/chat.yaml` is listed already, by `{first}`")
+               for e in errors), errors  # fmt: skip
+
+
+def test_a_warning_about_a_key_in_an_included_file_names_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    chat = folder / "clusters" / "aicloud-b" / "tenants" / "chat.yaml"
+    _edit(chat, lambda d: d["models"]["qwen3-8b"].update(image="vllm/vllm-openai:nightly"))
+    code = main(["render", "--stack", STACK, "--config-file", str(folder / f"Pulumi.{STACK}.yaml"),
+                 "--out", str(folder / "out")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "warning: clusters/aicloud-b/tenants/chat.yaml: models.qwen3-8b.image: " in err
