@@ -5,8 +5,10 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 
 from config.errors import Problem, join_path
+from config.schema.quantity import format_amount, quantity_value
 from config.spec.platform import PlatformSpec
 from config.spec.scheduler_conf import default_tiers, plugin_names, scheduler_conf
 from config.upstream.volcano import (
@@ -124,6 +126,83 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
                     )
                 )
     problems += _topology_plugin(spec, active)
+    problems += _guard_plugins_off(spec) + _replaced_overcommit_factor(spec) + _unpreemptable_above_deserved(spec)
+    return problems
+
+
+# Plugins whose absence silently removes a protection (pkg/scheduler/plugins/<name>/, v1.15.1).
+GUARD_PLUGINS: dict[str, str] = {
+    "priority": "the PriorityClasses stop ordering gangs and tasks, and preempt and reclaim no longer spare pods "
+    "of a higher priority than the one evicting them (priority.go: JobOrderFn, PreemptableFn), so the "
+    "stack's `priorityClass` settings order nothing",
+    "conformance": "preempt and reclaim may evict pods of `kube-system` and pods at `system-cluster-critical` or "
+    "`system-node-critical` priority (conformance.go, evictableFn), the cluster's own DNS and device plugins "
+    "among them",
+}
+
+
+def _guard_plugins_off(spec: PlatformSpec) -> list[Problem]:
+    return [
+        Problem(
+            join_path(BASE, "plugins", name, "enabled"),
+            f"turns `{name}` off: {why}",
+            f"remove `plugins.{name}.enabled: false`",
+            got=False,
+            severity="warning",
+        )
+        for name, why in GUARD_PLUGINS.items()
+        if scheduler_plugin_removed(spec, name)
+    ]
+
+
+# overcommit.go (v1.15.1): a factor below 1 is logged and replaced by the default 1.2.
+OVERCOMMIT_FACTOR_ARGUMENT, OVERCOMMIT_DEFAULT = "overcommit-factor", 1.2
+
+
+def _replaced_overcommit_factor(spec: PlatformSpec) -> list[Problem]:
+    settings = spec.config.volcano.scheduler.plugins.get("overcommit")
+    factor = settings.arguments.get(OVERCOMMIT_FACTOR_ARGUMENT) if settings else None
+    if factor is None or isinstance(factor, bool) or not _NUMBER.match(str(factor)) or float(factor) >= 1:
+        return []
+    return [
+        Problem(
+            join_path(BASE, "plugins", "overcommit", "arguments", OVERCOMMIT_FACTOR_ARGUMENT),
+            f"Volcano replaces a factor below 1 by its default {OVERCOMMIT_DEFAULT} (overcommit.go), so enqueue "
+            f"admits gangs for {OVERCOMMIT_DEFAULT:.0%} of the cluster instead of the {float(factor):.0%} meant",
+            "use 1.0 to admit no more than the cluster holds (queue capabilities limit each tenant below it)",
+            got=factor,
+            severity="warning",
+        )
+    ]
+
+
+def _unpreemptable_above_deserved(spec: PlatformSpec) -> list[Problem]:
+    """Reclaim takes back only preemptable tasks (reclaim.go, gangreclaim.go: `!Preemptable`
+    skips a task), so a queue whose unpreemptable models hold more than its deserved share keeps
+    the excess for good, and other queues can never be brought up to theirs."""
+    problems: list[Problem] = []
+    held: dict[str, Decimal] = {}
+    for model in spec.models.values():
+        if model.config.preemptable:
+            continue
+        tenant = spec.tenants[model.queue_tenant]
+        deserved = tenant.config.queue.deserved.get(spec.gpu_resource)
+        gpus = model.gang.requests().get(spec.gpu_resource, Decimal(0)) * model.config.planned_replicas
+        held[tenant.name] = held.get(tenant.name, Decimal(0)) + gpus
+        if deserved is None or held[tenant.name] <= quantity_value(str(deserved)):
+            continue
+        problems.append(
+            Problem(
+                join_path("models", model.name, "preemptable"),
+                f"unpreemptable models of queue `{tenant.queue_name}` hold {format_amount(held[tenant.name])} "
+                f"{spec.gpu_resource}, more than its deserved {deserved}: reclaim never takes unpreemptable pods, so "
+                "the queue keeps the excess and other queues cannot be brought up to their deserved shares",
+                f"make the model preemptable, or raise `{join_path(tenant.queue_path, 'deserved', spec.gpu_resource)}` "
+                "to what its unpreemptable models hold",
+                got=False,
+                severity="warning",
+            )
+        )
     return problems
 
 
