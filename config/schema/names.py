@@ -140,6 +140,18 @@ def prometheus_label_value_problem(value: str) -> str | None:
     return None
 
 
+def local_file_problem(value: str) -> str | None:
+    """A file Helm reads on the machine that runs `pulumi up`: Helm opens the path as written
+    (helm `internal/tlsutil`, ReadFile), so no URL and no `~`, which only a shell expands."""
+    if "://" in value:
+        return "is a URL; Helm reads a file here, on the machine that runs `pulumi up`"
+    if value.startswith("~"):
+        return "begins with `~`, which Helm does not expand (only a shell does)"
+    if not value.strip() or not value.isprintable():
+        return "is not a file path"
+    return None
+
+
 def http_url_problem(value: str) -> str | None:
     parsed = urlparse(value)
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
@@ -210,6 +222,12 @@ ExtendedResourceName = Annotated[
             "resource name",
             "use the name the device plugin advertises, e.g. `nvidia.com/gpu` or `rdma/hca_shared_devices_a`",
         )
+    ),
+]
+LocalFile = Annotated[
+    str,
+    AfterValidator(
+        _checked(local_file_problem, "file", "write the file's path, absolute (`/etc/ssl/harbor-ca.pem`) or relative")
     ),
 ]
 HttpUrl = Annotated[

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, SecretStr
 
 from config.schema.base import ConfigModel, invalid
-from config.schema.names import ChartRepository, ExtendedResourceName, RegistryHost
+from config.schema.names import ChartRepository, ExtendedResourceName, LocalFile, RegistryHost
 from config.schema.quantity import Quantity
 
 VendorName = Literal["nvidia", "amd", "ascend", "metax", "other"]
@@ -60,7 +60,7 @@ class MirrorConfig(ConfigModel):
     logs in to the OCI registry or the repository with them; the machine running `pulumi up` needs
     no `helm registry login`). Default: the entry whose `server` is the charts' host, so a mirror
     whose `pullSecret` entry is that host pulls charts with the same credentials."""
-    chart_ca_file: str | None = None
+    chart_ca_file: LocalFile | None = None
     """CA bundle of the charts' registry, a path on the machine that runs `pulumi up`. The
     provider's Release has no plain-HTTP switch: the registry must serve TLS."""
 

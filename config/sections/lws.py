@@ -4,10 +4,30 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
+from config.schema.base import invalid
 from config.sections.volcano import ChartAccess, ChartVersion
 from config.upstream.lws import LWS_DEFAULT_VERSION
+
+
+def _chart_reference(value: str) -> str:
+    """A chart reference Helm fetches over TLS: `oci://`, `https://`, or a name in the mirror's
+    repository (checked against `cluster.mirror.charts`); plain HTTP would carry the chart, and the
+    credentials Helm sends with it, in clear text."""
+    scheme = value.split("://", 1)[0] if "://" in value else None
+    if scheme not in (None, "oci", "https"):
+        raise invalid(
+            f"chart `{value}` is fetched over `{scheme}://`"
+            + (", in clear text with any credentials sent along" if scheme == "http" else ", which Helm cannot"),
+            "use an `oci://` or `https://` reference (the provider's Release has no plain-HTTP switch)",
+        )
+    if not value.strip() or not value.isprintable() or value.startswith("~"):
+        raise invalid(f"chart `{value}` is not a chart reference", "write `oci://<host>/<path>/lws`")
+    return value
+
+
+ChartReference = Annotated[str, AfterValidator(_chart_reference)]
 
 
 class LwsConfig(ChartAccess):
@@ -16,10 +36,10 @@ class LwsConfig(ChartAccess):
     install: bool | None = None
     """Install the LWS chart. Default: when any model spans several nodes. `false` when LWS is
     managed elsewhere (its CRD must then exist before `pulumi up`)."""
-    chart: str | None = None
-    """Chart reference: `oci://<host>/<path>/lws` or the chart's name in an `https://` Helm
-    repository given by `cluster.mirror.charts`. Default: `<cluster.mirror.charts>/lws`, else
-    `oci://registry.k8s.io/lws/charts/lws`."""
+    chart: ChartReference | None = None
+    """Chart reference: `oci://<host>/<path>/lws`, an `https://` URL of the chart's archive, or the
+    chart's name in an `https://` Helm repository given by `cluster.mirror.charts`. Default:
+    `<cluster.mirror.charts>/lws`, else `oci://registry.k8s.io/lws/charts/lws`."""
     version: ChartVersion = LWS_DEFAULT_VERSION
     """LWS chart version (quote it)."""
     protect: bool = False

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, WithJsonSchema, field_validator
 
 from config.schema.base import ConfigModel, invalid
-from config.schema.names import ChartRepository, RegistryHost, ResourceName
+from config.schema.names import ChartRepository, LocalFile, RegistryHost, ResourceName
 from config.schema.quantity import Quantity
 from config.upstream.versions import version_tuple
 from config.upstream.volcano import PLUGIN_FLAGS, REGISTERED_ACTIONS, VOLCANO_DEFAULT_VERSION
@@ -178,7 +178,7 @@ class ChartAccess(ConfigModel):
     project, a Helm repository behind basic auth). Default: `cluster.mirror.chartCredentials` for
     a chart from the mirror, else the entry whose `server` is the chart's host, else none. The
     password stays a secret in the Release's inputs."""
-    chart_ca_file: str | None = None
+    chart_ca_file: LocalFile | None = None
     """CA bundle for the chart's registry, a path on the machine that runs `pulumi up`
     (`repositoryOpts.caFile`). Default: `cluster.mirror.chartCaFile` for a chart from the mirror."""
 
