@@ -67,7 +67,7 @@ def check_observability(spec: PlatformSpec) -> list[Problem]:
                     f"remove `{DISABLE_STATS_FLAG}`",
                 )
             )
-        problems += _timing(spec, model)
+        problems += _timing(spec, model) + _after_the_alerts(spec, model) + _several_series(model)
         problems += _activation(spec, model)
     version = tuple(int(p) for p in spec.config.volcano.version.removeprefix("v").split(".")[:2])
     if observability.enabled and observability.volcano and version != VOLCANO_METRICS_VERSION:
@@ -219,6 +219,96 @@ def _timing(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             )
         )
     return problems
+
+
+def _after_the_alerts(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """A target the autoscaler reaches only after the alert on the same signal pages: the backlog
+    alert sums the waiting requests of a model's servers, the KV-cache alert watches each server,
+    while the autoscaler holds the average per replica at its target."""
+    scaling, observability = model.config.autoscaling, spec.config.observability
+    if scaling is None or not (observability.enabled and observability.alerts.enabled):
+        return []
+    alerts = observability.alerts
+    fewest = max(scaling.min_replicas, 1)
+    if scaling.metric == "requestsWaiting" and fewest * scaling.target >= alerts.requests_waiting:
+        why = (
+            f"at {fewest} replica(s) the autoscaler adds one only once more than {fewest * scaling.target:g} requests "
+            f"wait, but the backlog alert pages at {alerts.requests_waiting} (`observability.alerts.requestsWaiting`)"
+        )
+        fix = f"hold a target below {alerts.requests_waiting / fewest:g}, or raise the alert's threshold"
+    elif scaling.metric == "kvCacheUsage" and scaling.target >= alerts.kv_cache_usage:
+        why = (
+            f"the autoscaler adds replicas only once the KV cache is {scaling.target:g} used on average, but the alert "
+            f"pages when one server's passes {alerts.kv_cache_usage:g} (`observability.alerts.kvCacheUsage`)"
+        )
+        fix = f"hold a target below {alerts.kv_cache_usage:g} (0.8 leaves room to load a replica)"
+    else:
+        return []
+    return [
+        Problem(
+            join_path("models", model.name, "autoscaling", "target"),
+            f"{why}: every scale-up comes after a page",
+            fix,
+            got=scaling.target,
+            severity="warning",
+        )
+    ]
+
+
+# Aggregations that return one series when they group by nothing; functions that keep their
+# argument's series.
+_ONE_SERIES_AGGREGATIONS = frozenset({"sum", "avg", "min", "max", "count", "group", "stddev", "stdvar", "quantile"})
+_SERIES_PRESERVING = frozenset({"abs", "ceil", "floor", "round", "clamp", "clamp_min", "clamp_max", "sqrt", "sgn"})
+
+
+def returns_one_series(node: Any) -> bool:
+    """Whether a PromQL expression returns at most one series whatever the data: an aggregation
+    without grouping, a number, `scalar()`/`vector()`/`time()`, and what combines only those."""
+    import promql_parser
+
+    if isinstance(node, promql_parser.NumberLiteral):
+        return True
+    if isinstance(node, promql_parser.ParenExpr):
+        return returns_one_series(node.expr)
+    if isinstance(node, promql_parser.AggregateExpr):
+        modifier = node.modifier
+        grouped = modifier is not None and (modifier.labels or modifier.type == promql_parser.AggModifierType.Without)
+        return str(node.op) in _ONE_SERIES_AGGREGATIONS and not grouped
+    if isinstance(node, promql_parser.Call):
+        name = node.func.name
+        return name in ("scalar", "vector", "time") or (
+            name in _SERIES_PRESERVING and bool(node.args) and returns_one_series(node.args[0])
+        )
+    if isinstance(node, promql_parser.BinaryExpr):
+        return returns_one_series(node.lhs) and returns_one_series(node.rhs)
+    return False
+
+
+def _several_series(model: ModelSpec) -> list[Problem]:
+    """KEDA's Prometheus scaler takes a query whose result is one element, a vector of one series
+    or a scalar (keda-docs `scalers/prometheus.md`: "query must return a vector/scalar single
+    element response"), so a wake-up query that can return several fails once several exist."""
+    scaling = model.config.autoscaling
+    if scaling is None or scaling.activation is None:
+        return []
+    import promql_parser
+
+    try:
+        tree = promql_parser.parse(scaling.activation.query)
+    except ValueError:
+        return []  # reported by the section
+    if returns_one_series(tree):
+        return []
+    return [
+        Problem(
+            join_path("models", model.name, "autoscaling", "activation", "query"),
+            "the query can return several series (one per pod, route or label value), and KEDA refuses a result "
+            "of more than one, so the model would not wake",
+            f"aggregate it to one number: `sum({scaling.activation.query})`",
+            got=scaling.activation.query,
+            severity="warning",
+        )
+    ]
 
 
 def vector_selectors(query: str) -> list[Any]:

@@ -10,11 +10,25 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 from config.schema.base import ConfigModel, cli_float, invalid
 
 AutoscalingMetric = Literal["requestsWaiting", "requestsRunning", "kvCacheUsage"]
+KEDA_SETTINGS = ("activation", "polling_interval_seconds", "cooldown_period_seconds")
+"""What only a ScaledObject has; set on an HPA they would change nothing."""
+
+
+def _metric_name(value: str) -> str:
+    """The API server takes an HPA's metric name only as a path segment (k8s.io/kubernetes
+    `pkg/apis/autoscaling/validation`, validateMetricIdentifier: apimachinery IsPathSegmentName)."""
+    if value in (".", "..") or "/" in value or "%" in value or not value.isprintable() or len(value) > 253:
+        raise invalid(
+            f"metric name `{value}` is not one the API server takes for an HPA (no `/` or `%`, not `.` or `..`)",
+            "use the name the custom-metrics adapter serves, e.g. `vllm:num_requests_waiting`",
+        )
+    return value
 
 
 class ActivationTrigger(ConfigModel):
@@ -66,7 +80,7 @@ class AutoscalingConfig(ConfigModel):
     engine: Literal["keda", "hpa"] = "keda"
     """`keda`: a KEDA ScaledObject querying Prometheus. `hpa`: a HorizontalPodAutoscaler on a
     custom metric, which needs an adapter (e.g. prometheus-adapter) serving `hpaMetricName`."""
-    hpa_metric_name: str | None = None
+    hpa_metric_name: Annotated[str, Field(min_length=1), AfterValidator(_metric_name)] | None = None
     """(hpa) Name under which the custom-metrics adapter serves the metric."""
     activation: ActivationTrigger | None = None
     """(keda) What wakes the model from zero replicas; required with `minReplicas: 0`."""
@@ -103,8 +117,14 @@ class AutoscalingConfig(ConfigModel):
                     "an HPA needs the name the custom-metrics adapter serves the metric under",
                     "set `hpaMetricName`, or use `engine: keda`",
                 )
-            if self.activation is not None:
-                raise invalid("`activation` is a KEDA setting", "remove it, or use `engine: keda`")
+            keda_only = [name for name in KEDA_SETTINGS if name in self.model_fields_set]
+            if keda_only:
+                names = ", ".join(f"`{to_camel(n)}`" for n in keda_only)
+                raise invalid(
+                    f"{names} {'is a KEDA setting' if len(keda_only) == 1 else 'are KEDA settings'}, "
+                    "which an HPA has no place for",
+                    "remove it, or use `engine: keda`",
+                )
         elif self.hpa_metric_name is not None:
             raise invalid("`hpaMetricName` is an HPA setting", "remove it, or use `engine: hpa`")
         if self.engine == "keda" and self.min_replicas == 0 and self.activation is None:
