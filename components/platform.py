@@ -17,6 +17,7 @@ from components.scheduling.topology import NetworkTopology
 from components.scheduling.volcano import VolcanoInstall, VolcanoPolicy
 from components.secrets import WorkloadSecrets
 from config.spec.platform import PlatformSpec
+from config.upstream.volcano import FLOOR_TIER_NAMES
 
 
 class GpuPlatform(pulumi.ComponentResource):
@@ -41,7 +42,8 @@ class GpuPlatform(pulumi.ComponentResource):
         classes = PriorityClasses("priority", spec.priority_classes, child)
         tenants = TenantQueues("tenants", spec, volcano, child)
         if spec.topology is not None and spec.config.topology is not None:
-            NetworkTopology("topology", spec.topology, spec.config.topology, volcano, child)
+            tier_names = spec.config.volcano.version_tuple >= FLOOR_TIER_NAMES
+            NetworkTopology("topology", spec.topology, spec.config.topology, volcano, tier_names, child)
         lws = LwsInstall("lws", spec, child) if spec.lws_install else None
         secrets = WorkloadSecrets("secrets", spec, dict(tenants.namespaces), child)
         if spec.claims:

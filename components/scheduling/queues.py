@@ -12,21 +12,20 @@ from config.platform_labels import MANAGED_BY, TENANT_LABEL
 from config.sections.tenants import DefaultQueuePatch
 from config.spec.platform import PlatformSpec, TenantSpec
 from config.upstream.kubernetes import PATCH_FORCE_ANNOTATION, WAIT_FOR_ANNOTATION
-from config.upstream.volcano import QUEUE_API_VERSION
+from config.upstream.volcano import FLOOR_DEQUEUE_STRATEGY, QUEUE_API_VERSION
 
 # `pulumi up` waits until the controller has opened the queue; PodGroups in a queue that is not
 # yet Open are rejected by admission.
 QUEUE_OPEN = "jsonpath={.status.state}=Open"
 
 
-def queue_manifest(tenant: TenantSpec) -> dict[str, Any]:
+def queue_manifest(tenant: TenantSpec, volcano_version: tuple[int, ...] = FLOOR_DEQUEUE_STRATEGY) -> dict[str, Any]:
+    """The tenant's Queue, with only the fields the installed Volcano's Queue CRD has: a 1.13 API
+    server prunes or refuses `dequeueStrategy` (the stack refuses setting it there)."""
     queue = tenant.config.queue
-    spec: dict[str, Any] = {
-        "weight": queue.weight,
-        "reclaimable": queue.reclaimable,
-        "priority": queue.priority,
-        "dequeueStrategy": queue.dequeue_strategy,
-    }
+    spec: dict[str, Any] = {"weight": queue.weight, "reclaimable": queue.reclaimable, "priority": queue.priority}
+    if volcano_version >= FLOOR_DEQUEUE_STRATEGY:
+        spec["dequeueStrategy"] = queue.dequeue_strategy
     if queue.capability:
         spec["capability"] = dict(queue.capability)
     if queue.deserved:
@@ -100,7 +99,9 @@ class TenantQueues(pulumi.ComponentResource):
                         adopted("namespaces" in tenant.config.adopt, {"metadata": {"name": namespace}}),
                     ),
                 )
-            manifest = adoptable("queue" in tenant.config.adopt, queue_manifest(tenant))
+            manifest = adoptable(
+                "queue" in tenant.config.adopt, queue_manifest(tenant, spec.config.volcano.version_tuple)
+            )
             depends: list[pulumi.Resource] = [volcano]
             if tenant.parent:
                 depends.append(self.queues[tenant.parent])

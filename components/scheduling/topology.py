@@ -15,7 +15,7 @@ from config.upstream.kubernetes import PATCH_FORCE_ANNOTATION
 from config.upstream.volcano import HYPERNODE_API_VERSION
 
 
-def hypernode_manifest(domain: Domain, topology: Topology) -> dict[str, Any]:
+def hypernode_manifest(domain: Domain, topology: Topology, tier_names: bool = True) -> dict[str, Any]:
     """A HyperNode for one domain. Leaves select their nodes by the leaf label (one member, not
     one per node); higher tiers list their child HyperNodes by exact name, the only selector the
     scheduler resolves for HyperNode members. The discovery source label is never set: the
@@ -29,11 +29,13 @@ def hypernode_manifest(domain: Domain, topology: Topology) -> dict[str, Any]:
         ]
     else:
         members = [{"type": "HyperNode", "selector": {"exactMatch": {"name": child}}} for child in domain.children]
+    tier_name = {"tierName": topology.tiers[domain.tier - 1]} if tier_names else {}
     return {
         "apiVersion": HYPERNODE_API_VERSION,
         "kind": "HyperNode",
         "metadata": {"name": domain.name, "labels": dict(MANAGED_BY)},
-        "spec": {"tier": domain.tier, "tierName": topology.tiers[domain.tier - 1], "members": members},
+        # `tierName` arrived with Volcano 1.14's HyperNode CRD (FLOOR_TIER_NAMES).
+        "spec": {"tier": domain.tier, **tier_name, "members": members},
     }
 
 
@@ -47,6 +49,7 @@ class NetworkTopology(pulumi.ComponentResource):
         topology: Topology,
         config: TopologyConfig,
         volcano: pulumi.Resource,
+        tier_names: bool = True,
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("volcano-platform:topology:NetworkTopology", name, None, opts)
@@ -70,7 +73,7 @@ class NetworkTopology(pulumi.ComponentResource):
                 depends = [volcano, *(created[c] for c in domain.children)]
                 created[domain.name] = custom_resource(
                     f"{name}-hypernode-{domain.name}",
-                    hypernode_manifest(domain, topology),
+                    hypernode_manifest(domain, topology, tier_names),
                     pulumi.ResourceOptions(parent=self, depends_on=depends, delete_before_replace=True),
                 )
         self.register_outputs(

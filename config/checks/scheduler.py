@@ -13,6 +13,7 @@ from config.spec.platform import PlatformSpec
 from config.spec.scheduler_conf import default_tiers, plugin_names, scheduler_conf
 from config.upstream.volcano import (
     BOOLEAN_PLUGIN_ARGUMENTS,
+    FLOOR_DEQUEUE_STRATEGY,
     FLOOR_NETWORK_TOPOLOGY,
     FLOOR_TIER_NAMES,
     INTEGER_PLUGIN_ARGUMENTS,
@@ -125,7 +126,7 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
                         severity="warning",
                     )
                 )
-    problems += _topology_plugin(spec, active)
+    problems += _topology_plugin(spec, active) + _queue_fields_of_version(spec)
     problems += _guard_plugins_off(spec) + _replaced_overcommit_factor(spec) + _unpreemptable_above_deserved(spec)
     return problems
 
@@ -262,6 +263,23 @@ def _argument_types(plugin: str, arguments: Mapping[str, object], path: str) -> 
                 )
             )
     return problems
+
+
+def _queue_fields_of_version(spec: PlatformSpec) -> list[Problem]:
+    """Queue settings the pinned Volcano's Queue CRD lacks (the manifest leaves them out)."""
+    if spec.config.volcano.version_tuple >= FLOOR_DEQUEUE_STRATEGY:
+        return []
+    return [
+        Problem(
+            join_path(tenant.queue_path, "dequeueStrategy"),
+            f"Volcano {spec.config.volcano.version}'s Queue has no `dequeueStrategy` (it arrived in 1.14), so the "
+            "setting would be dropped",
+            "remove it until `volcano.version` is 1.14 or later",
+            got=tenant.config.queue.dequeue_strategy,
+        )
+        for tenant in spec.tenants.values()
+        if "dequeue_strategy" in tenant.config.queue.model_fields_set
+    ]
 
 
 def _topology_plugin(spec: PlatformSpec, active: list[str]) -> list[Problem]:

@@ -172,6 +172,7 @@ BOOLEAN_PLUGIN_ARGUMENTS: Final = {
 # Feature floors (chart versions).
 FLOOR_NETWORK_TOPOLOGY: Final = (1, 12)  # HyperNode CRD, PodGroup networkTopology, the plugin
 FLOOR_TIER_NAMES: Final = (1, 14)  # HyperNode tierName, highestTierName, subGroupPolicy, hypernode.binpack.*
+FLOOR_DEQUEUE_STRATEGY: Final = (1, 14)  # Queue spec.dequeueStrategy (absent from the 1.13 Queue CRD)
 FLOOR_GANG_EVICTION: Final = (1, 15)  # gangpreempt, gangreclaim
 # Gang-aware eviction (design doc gang-aware-eviction-design.md): whole sub-groups, inside one
 # HyperNode. Never combined with the legacy `preempt`/`reclaim` in one action list.

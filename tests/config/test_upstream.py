@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from cli.main import main
 from config.upstream.vendored import LWS, UPSTREAM_DIR, VOLCANO, vendored_versions
+from config.upstream.volcano import FLOOR_DEQUEUE_STRATEGY, FLOOR_TIER_NAMES
 from offline.check import check_render
 from offline.manifests import RenderedObject
 from offline.schemas import validate_objects, validate_project_file
@@ -193,3 +195,36 @@ def test_json_schema_of_the_project_is_pulumis_own() -> None:
     schema = json.loads((folder / "project.json").read_text())
     assert schema["title"] == "Pulumi Project"
     assert "object" in schema["$defs"]["simpleConfigType"]["enum"]
+
+
+def _crd_properties(version: str, crd: str, *path: str) -> set[str]:
+    document = yaml.safe_load((UPSTREAM_DIR / f"volcano-{version}" / "crd" / crd).read_text())
+    (schema,) = [v["schema"]["openAPIV3Schema"] for v in document["spec"]["versions"] if v.get("storage")]
+    for key in path:
+        schema = schema["properties"][key]
+    return set(schema["properties"])
+
+
+def test_the_version_floors_of_queue_and_hypernode_fields_are_the_vendored_crds() -> None:
+    """`dequeueStrategy` and `tierName` arrived with 1.14's CRDs: the floors the manifests follow."""
+    queue, hyper_node = "scheduling.volcano.sh_queues.yaml", "topology.volcano.sh_hypernodes.yaml"
+    assert "dequeueStrategy" not in _crd_properties("1.13.0", queue, "spec")
+    assert "dequeueStrategy" in _crd_properties("1.14.0", queue, "spec")
+    assert "tierName" not in _crd_properties("1.13.0", hyper_node, "spec")
+    assert "tierName" in _crd_properties("1.14.0", hyper_node, "spec")
+    assert FLOOR_DEQUEUE_STRATEGY == FLOOR_TIER_NAMES == (1, 14)
+
+
+@pytest.mark.parametrize("version", ["1.13.0", "1.14.0"])
+def test_an_adopted_older_volcano_renders_what_its_crds_accept(version: str, render_raw: Any) -> None:
+    """The documented adoption of a hand-installed Volcano at its own version: every object of
+    the dev stack (explicit HyperNodes, Queues) validates against that version's vendored CRDs."""
+    raw = mutate(stack_raw("dev"), lambda r: r.update(volcano={"install": False, "version": version}))
+    render = render_raw(raw, stack="dev")
+    report = check_render(render)
+    assert not report.errors, report.errors
+    hyper_nodes = [o.manifest for o in render.rendered.objects if o.kind == "HyperNode"]
+    queues = [o.manifest for o in render.rendered.objects if o.kind == "Queue" and not o.patch]
+    assert hyper_nodes and queues
+    assert all(("tierName" in h["spec"]) == (version != "1.13.0") for h in hyper_nodes)
+    assert all(("dequeueStrategy" in q["spec"]) == (version != "1.13.0") for q in queues)
