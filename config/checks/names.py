@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from config.errors import Problem, join_path
+from config.schema.names import dns_subdomain_problem
 from config.spec.platform import PlatformSpec
 from config.upstream.lws import LWS_NAMESPACE
 from config.upstream.volcano import RESERVED_QUEUES, VOLCANO_NAMESPACE
@@ -24,7 +25,26 @@ RESERVED_NAMESPACE_PREFIXES = ("kube-", "openshift-")
 
 def check_names(spec: PlatformSpec) -> list[Problem]:
     """Names valid one by one (checked by the models) can still collide or be reserved."""
-    return [*_queue_names(spec), *_namespaces(spec), *_services(spec)]
+    return [*_queue_names(spec), *_namespaces(spec), *_services(spec), *_hypernode_names(spec)]
+
+
+def _hypernode_names(spec: PlatformSpec) -> list[Problem]:
+    """Domains become HyperNodes of their own name only with `hyperNodes: explicit`; an object's
+    name must be a DNS subdomain (lower case), which a label value need not be."""
+    topology = spec.topology
+    if topology is None or topology.hyper_nodes != "explicit":
+        return []
+    return [
+        Problem(
+            domain.path,
+            f"the stack creates a HyperNode of this name (`hyperNodes: explicit`), and a HyperNode's name {problem}",
+            "rename the domain in lower-case letters, digits, '-' and '.' (the node labels follow), or let "
+            "Volcano's controller name the HyperNodes (`hyperNodes: discovery`)",
+            got=domain.name,
+        )
+        for domain in topology.named_domains
+        if not domain.generated and (problem := dns_subdomain_problem(domain.name))
+    ]
 
 
 def _queue_names(spec: PlatformSpec) -> list[Problem]:

@@ -8,19 +8,21 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, Field, TypeAdapter, field_validator, model_validator
 
 from config.schema.base import ConfigModel, by_shape, invalid
-from config.schema.names import LabelKey, dns_subdomain_problem, label_value_problem
+from config.schema.names import LabelKey, label_value_problem
 from config.sections.fabric import MAX_TOPOLOGY_NODES, FabricConfig, expand_fabric, fabric_nodes, merge_domains
 from config.upstream.cloud_topology import PRESETS
 from config.upstream.volcano import DISCOVERY_TYPE_NAME_MAX, HOSTNAME_LABEL
 
 
 def _domain_name(value: str) -> str:
-    problem = dns_subdomain_problem(value) or label_value_problem(value)
+    """A domain's name is the value of its tier label on its nodes: what Kubernetes takes as a
+    label value (a provisioner's `Block_A1` included). Where the stack also creates a HyperNode
+    of that name (`hyperNodes: explicit`), `check_names` asks a DNS subdomain as well."""
+    problem = label_value_problem(value) or ("is empty" if not value else None)
     if problem:
         raise invalid(
             f"domain name `{value}` {problem}",
-            "domain names are node-label values and HyperNode names: use lower-case letters, "
-            "digits, '-' and '.', at most 63 characters",
+            "domain names are node-label values: use letters, digits, '-', '_' and '.', at most 63 characters",
         )
     return value
 

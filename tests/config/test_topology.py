@@ -174,8 +174,8 @@ def test_domain_tree_rules() -> None:
     shallow = mutate(SEED, lambda r: r["topology"]["domains"].update(lonely={"nodes": ["l-1"]}))
     paths = paths_of(shallow)
     assert "topology.domains.lonely.nodes" in paths and "topology.domains.lonely" in paths
-    bad_name = mutate(SEED, lambda r: _leaves(r).update({"Leaf_Pair": {"nodes": ["z-1"]}}))
-    assert "topology.domains.spinepair12.domains.Leaf_Pair" in paths_of(bad_name)
+    bad_name = mutate(SEED, lambda r: _leaves(r).update({"leaf_pair_": {"nodes": ["z-1"]}}))
+    assert "topology.domains.spinepair12.domains.leaf_pair_" in paths_of(bad_name)
     hostname = mutate(SEED, _topology(tiers=["kubernetes.io/hostname", SPINE]))
     assert "topology.tiers" in paths_of(hostname)
 
@@ -303,3 +303,23 @@ def test_models_fill_leaves_in_turn_and_short_leaves_are_flagged(committed_rende
     assert shortages(spec.placements.values()) == ["qwen8b-preemptor", "third"]
     warning = next(w for w in spec.warnings if w.path == "models.third.replicas")
     assert "cannot all run at once" in warning.message and "no arrangement" in warning.message
+
+
+def test_a_provisioners_label_value_names_a_domain_where_the_stack_creates_no_hypernode() -> None:
+    """Kubernetes takes `Block_A1` as a label value; only a HyperNode the stack creates of that
+    name needs a DNS subdomain."""
+    discovered = mutate(
+        stack_raw("dev"),
+        lambda r: r["topology"].update(
+            hyperNodes="discovery",
+            nodeLabels={"enabled": False},
+            domains={"Block_A1": r["topology"]["domains"]["leaf-a"]},
+        ),
+    )
+    assert [d.name for d in load(discovered).topology.named_domains] == ["Block_A1"]
+    explicit = mutate(discovered, lambda r: r["topology"].update(hyperNodes="explicit"))
+    assert "topology.domains.Block_A1" in paths_of(explicit)
+    not_a_label = mutate(
+        discovered, lambda r: r["topology"].update(domains={"a b": r["topology"]["domains"]["Block_A1"]})
+    )
+    assert any(p.startswith("topology.domains") for p in paths_of(not_a_label))
