@@ -3,8 +3,9 @@ writes.
 
 Writing: a render goes into a new folder beside the target and is moved into place when complete,
 so a failed render never leaves half a folder. A folder is replaced only when a render wrote it (it
-holds the marker file), so `--out ~/work` cannot delete files someone else put there, and a
-symbolic link is never followed out of it. When a render fails, the previous render stays and is
+holds the marker file, listing what it wrote) and holds nothing else, so `--out ~/work` cannot
+delete files someone else put there, nor a note added to a render folder; a symbolic link is never
+followed out of it. When a render fails, the previous render stays and is
 marked stale, so nobody reviews it as current.
 
 Reading (`diff`): the index must list well-formed entries whose files exist inside the folder, every
@@ -28,7 +29,9 @@ from config.errors import describe_value, one_line
 from config.stack_file.yaml12 import load_yaml_text
 
 MARKER = ".volcano-platform-render"
-"""Written into every render folder; a folder without it is never replaced."""
+"""Written into every render folder, listing the files the render wrote; a folder without it, or
+with files it does not list, is never replaced."""
+MARKER_HEADER = "# written by volcano-platform render; the next render replaces these files, and only these:"
 STALE = "STALE.md"
 INDEX = "resources.yaml"
 MANIFESTS = "manifests"
@@ -42,6 +45,24 @@ def _is_ours(folder: Path) -> bool:
     return (folder / MARKER).is_file() and not (folder / MARKER).is_symlink()
 
 
+def _files(folder: Path) -> set[str]:
+    """Every file and link below `folder`, by its path relative to it (links are not followed)."""
+    return {
+        str((Path(root) / name).relative_to(folder))
+        for root, folders, names in os.walk(folder)
+        for name in [*names, *(f for f in folders if (Path(root) / f).is_symlink())]
+    }
+
+
+def _written(folder: Path) -> set[str] | None:
+    """The files the render that wrote `folder` listed in its marker (None: an older marker
+    without the list)."""
+    lines = (folder / MARKER).read_text(errors="replace").splitlines()
+    if not lines or lines[0] != MARKER_HEADER:
+        return None
+    return set(lines[1:])
+
+
 def _refuse_foreign(out: Path) -> None:
     if out.is_symlink():
         raise RenderFolderError(f"{out} is a symbolic link; give the folder itself as --out")
@@ -52,6 +73,16 @@ def _refuse_foreign(out: Path) -> None:
             f"{out} holds files that volcano-platform did not write (no {MARKER}); choose a new or empty folder "
             "for --out, so that nothing in it is replaced"
         )
+    written = _written(out) if out.is_dir() and _is_ours(out) else None
+    added = sorted(_files(out) - written - {MARKER, STALE}) if written is not None else []
+    if added:
+        shown = ", ".join(one_line(name) for name in added[:5]) + (
+            f" and {len(added) - 5} more" if len(added) > 5 else ""
+        )
+        raise RenderFolderError(
+            f"{out} holds files an earlier render did not write ({shown}); a render replaces the whole folder, so "
+            "move them out first, or choose another --out"
+        )
 
 
 def write_folder(out: Path, write: Callable[[Path], None]) -> None:
@@ -61,7 +92,8 @@ def write_folder(out: Path, write: Callable[[Path], None]) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     try:
         write(staging)
-        (staging / MARKER).write_text("written by volcano-platform render; the folder is replaced by the next one\n")
+        listed = "".join(f"{name}\n" for name in sorted(_files(staging)))
+        (staging / MARKER).write_text(f"{MARKER_HEADER}\n{listed}")
         retired = None
         if out.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))

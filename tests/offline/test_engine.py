@@ -62,11 +62,26 @@ def test_two_renders_are_byte_identical(tmp_path: Path) -> None:
 
 def test_rerender_replaces_the_whole_earlier_render(tmp_path: Path) -> None:
     out = tmp_path / "out"
+    write_render(render_stack(PROJECT_DIR, "aicloud-b"), out)
+    earlier = {p.name for p in (out / "manifests").iterdir()}
     write_render(render_stack(PROJECT_DIR, "dev"), out)
-    (out / "manifests" / "Stale.yaml").write_text("x")
-    write_render(render_stack(PROJECT_DIR, "dev"), out)
-    assert not (out / "manifests" / "Stale.yaml").exists()
+    now = {p.name for p in (out / "manifests").iterdir()}
+    assert earlier - now and not (earlier - now) & {p.name for p in (out / "manifests").iterdir()}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "no staging folder is left behind"
+
+
+def test_a_file_added_to_a_render_folder_is_never_deleted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The marker lists what the render wrote; a note or manifest someone put beside them stops
+    the next render (which would replace the whole folder) instead of disappearing with it."""
+    out = tmp_path / "out"
+    assert main(["render", "--stack", "dev", "--out", str(out)]) == 0
+    (out / "manifests" / "my-notes.yaml").write_text("kept\n")
+    assert main(["render", "--stack", "dev", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds files an earlier render did not write (manifests/my-notes.yaml)" in err
+    assert (out / "manifests" / "my-notes.yaml").read_text() == "kept\n"
+    (out / "manifests" / "my-notes.yaml").unlink()
+    assert main(["render", "--stack", "dev", "--out", str(out)]) == 0
 
 
 def test_a_folder_the_tool_did_not_write_is_never_replaced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
