@@ -40,6 +40,7 @@ class Grant:
     registries: frozenset[str]
     networks: frozenset[str]
     namespaces: frozenset[str]
+    parents: frozenset[str]
 
     def key(self, field: str) -> str:
         """The key that would grant it, for the fix."""
@@ -74,6 +75,7 @@ def grant_of(spec: PlatformSpec, tenant: str) -> Grant:
         registries=frozenset(pick("registries", ())),
         networks=frozenset(pick("networks", ())),
         namespaces=frozenset(pick("namespaces", ())),
+        parents=frozenset(pick("parents", ())),
     )
 
 
@@ -87,7 +89,7 @@ def check_tenant_files(
             continue
         grant = grant_of(spec, tenant)
         raw = written.get(file) or {}
-        found = list(_tenant(spec, grant, _mapping(_mapping(raw.get("tenants")).get(tenant))))
+        found = list(_tenant(spec, grant, _mapping(_mapping(raw.get("tenants")).get(tenant)), tenant_files))
         for model, settings in _mapping(raw.get("models")).items():
             if model in spec.config.models:
                 found += _model(spec, grant, model, _mapping(settings))
@@ -99,11 +101,22 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _tenant(spec: PlatformSpec, grant: Grant, raw: Mapping[str, Any]) -> Iterator[Problem]:
+def _tenant(
+    spec: PlatformSpec, grant: Grant, raw: Mapping[str, Any], tenant_files: Mapping[str, str]
+) -> Iterator[Problem]:
     tenant = grant.tenant
     config = spec.config.tenants[tenant]
     path = join_path("tenants", tenant)
     queue = _mapping(raw.get("queue"))
+    parent = config.queue.parent
+    if "parent" in queue and parent in tenant_files and parent not in grant.parents:
+        yield Problem(
+            join_path(path, "queue", "parent"),
+            f"a tenant file may not put its queue under `{parent}`, another tenant file's tenant: the queue would "
+            "share that tenant's capability and deserved share",
+            f"remove it, or have the platform team grant it in {grant.key('parents')}",
+            got=parent,
+        )
     if "priority" in queue and config.queue.priority > grant.max_queue_priority:
         yield Problem(
             join_path(path, "queue", "priority"),

@@ -231,6 +231,38 @@ def test_a_tenant_file_cannot_reach_past_its_tenant(
     assert "search" in spec.tenants
 
 
+def test_a_tenant_file_puts_its_queue_under_another_teams_only_with_a_grant(tmp_path: Path) -> None:
+    """A child queue shares its parent's capability and deserved share: under another tenant
+    file's grouping queue only when the platform grants it, under the platform's own freely."""
+
+    def with_research(data: dict[str, Any]) -> None:
+        _queue(data)["parent"] = "research"
+        quota = {"capability": {"nvidia.com/gpu": 128}, "deserved": {"nvidia.com/gpu": 64}}
+        research = {"tenants": {"research": {"namespaces": [], "queue": quota}}}
+        (tmp_path / "repo" / "clusters" / "aicloud-b" / "tenants" / "research.yaml").write_text(
+            yaml.safe_dump(research)
+        )
+
+    with pytest.raises(ConfigError) as refused:
+        _load(tmp_path, with_research)
+    assert _problems(refused.value) == [(TENANT_FILE, "tenants.search.queue.parent")], refused.value
+    assert "tenantPolicy.tenants.search.parents" in refused.value.problems[0].fix
+    assert _load(tmp_path, with_research, {"parents": ["research"]}).tenants["search"].parent == "research"
+
+    def under_platform_queue(data: dict[str, Any]) -> None:
+        _queue(data)["parent"] = "org"
+
+    def org(raw: dict[str, Any]) -> None:
+        raw["tenants"] = {
+            "org": {
+                "namespaces": [],
+                "queue": {"capability": {"nvidia.com/gpu": 256}, "deserved": {"nvidia.com/gpu": 192}},
+            }
+        }
+
+    assert _load(tmp_path, under_platform_queue, platform=org).tenants["search"].parent == "org"
+
+
 def test_the_cases_cover_the_tenant_boundary() -> None:
     assert len(CASES) >= 20
 
