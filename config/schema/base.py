@@ -128,6 +128,30 @@ _TYPE_FIXES = {
 }
 
 
+# Bounds pydantic checks (`Field(ge=...)`, `min_length`...), each with the fix its context gives.
+_BOUND_FIXES = {
+    "greater_than_equal": "use {ge} or more",
+    "greater_than": "use a value above {gt}",
+    "less_than_equal": "use {le} or less",
+    "less_than": "use a value below {lt}",
+    "too_short": "give at least {min_length}",
+    "too_long": "give at most {max_length}",
+    "string_too_short": "write at least {min_length} character(s)",
+    "string_too_long": "write at most {max_length} characters",
+}
+# What each `Field(pattern=...)` of the sections means, so no error shows a regular expression.
+PATTERN_WORDS: dict[str, tuple[str, str]] = {
+    r"^1\.\d+$": ("must be a Kubernetes minor version", "write it as `1.33`"),
+    r"^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$": (
+        "must be a chart version (major.minor.patch)",
+        'write it as `"1.15.1"`, quoted',
+    ),
+    r"^v?\d+\.\d+(\.\d+)?$": ("must be a vLLM version", 'write it as `"0.11.0"`, quoted'),
+    r"^\d+(s|m|h)$": ("must be a duration", "write it as `30s`, `10m` or `1h`"),
+}
+_UNKNOWN_PATTERN = ("does not have the form this key takes", "see the key in docs/configuration.md")
+
+
 def problems_from_validation_error(
     error: ValidationError,
     root: type[BaseModel],
@@ -168,6 +192,11 @@ def problems_from_validation_error(
                 f"write `{_YAML11_BOOLEANS[got]}`: the Pulumi CLI reads stack files as YAML 1.2, "
                 f"where `{got}` is a string"
             )
+        elif kind == "string_pattern_mismatch":
+            message, fix = PATTERN_WORDS.get(str(ctx.get("pattern")), _UNKNOWN_PATTERN)
+        elif kind in _BOUND_FIXES:
+            message = item["msg"].replace("Input should be", "must be")
+            fix = _BOUND_FIXES[kind].format(**ctx)
         else:
             message = item["msg"].replace("Input should be", "must be").replace("Value error, ", "")
             fix = _TYPE_FIXES.get(kind, "")

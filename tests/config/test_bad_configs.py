@@ -3,6 +3,8 @@ is `# expect: <key.path>`. Rendering it must exit 2 with an error naming that ke
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from pathlib import Path
 
@@ -54,3 +56,7 @@ def test_bad_config_is_rejected_with_its_key_path(
     paths = [parts[1] if parts[0].endswith(".yaml") and len(parts) > 1 else parts[0] for parts in errors]
     assert expected in paths, f"{path.name}: expected an error at `{expected}`, got:\n{err}"
     assert not out.exists(), "nothing may be written for an invalid config"
+    for line in (line for line in err.splitlines() if line.startswith("  - ")):
+        # Every error says what to do (`...; <fix>`), in the platform's words, never pydantic's.
+        assert "; " in line.rsplit(" (got ", 1)[-1], f"{path.name}: no fix in: {line}"
+        assert not re.search(r"should (be|match|have)|pattern '", line), f"{path.name}: validator text in: {line}"

@@ -87,3 +87,24 @@ def test_reference_documents_every_key() -> None:
     for name, definition in schema["$defs"].items():
         for prop in definition.get("properties", {}):
             assert f".{prop}`" in text, f"{name}.{prop} is not in the reference"
+
+
+def test_every_pattern_of_the_sections_is_put_in_words() -> None:
+    """An error never shows a regular expression: each `Field(pattern=...)` has its words."""
+    from config.schema.base import PATTERN_WORDS
+    from config.sections.stack import StackConfig
+
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                found.add(node["pattern"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(StackConfig.__pydantic_core_schema__)  # what pydantic validates, not the JSON Schema's hints
+    assert found and found <= set(PATTERN_WORDS), found - set(PATTERN_WORDS)
