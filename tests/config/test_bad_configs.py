@@ -4,7 +4,6 @@ is `# expect: <key.path>`. Rendering it must exit 2 with an error naming that ke
 from __future__ import annotations
 
 import re
-
 from collections import Counter
 from pathlib import Path
 
