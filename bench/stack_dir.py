@@ -37,12 +37,18 @@ def write_stack_dir(size: Size, folder: Path) -> Path:
     models_of: dict[str, dict[str, Any]] = defaultdict(dict)
     for name, model in raw["models"].items():
         models_of[model["tenant"]][name] = {k: v for k, v in model.items() if k != "tenant"}
+    # Grouping queues (no namespace of their own) are the platform's, in its file; each team's
+    # queue sits under one, as the tenant boundary allows without a grant.
+    grouping = {tenant: settings for tenant, settings in raw["tenants"].items() if settings.get("namespaces") == []}
     for tenant, settings in raw["tenants"].items():
+        if tenant in grouping:
+            continue
         content: dict[str, Any] = {"tenants": {tenant: settings}}
         if models_of[tenant]:
             content["models"] = models_of[tenant]
         (own / "tenants" / f"{tenant}.yaml").write_text(_dump(content))
     in_stack = {k: v for k, v in raw.items() if k not in ("topology", "tenants", "models")}
+    in_stack["tenants"] = grouping
     # The platform's file holds the cluster-wide settings and the grants the teams' files use.
     in_stack["lws"] = {**in_stack.get("lws", {}), "install": True}
     volcano = in_stack.setdefault("volcano", {})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from config.checks.charts import check_charts
 from config.checks.credentials import check_plain_credentials, check_registries, check_secret_names
 from config.checks.eviction import check_eviction
 from config.checks.installs import check_images, check_installs, check_upstream_versions
@@ -15,8 +16,7 @@ from config.checks.models import check_models
 from config.checks.names import check_names, check_resource_names
 from config.checks.observability import check_observability
 from config.checks.priority import check_priority_classes
-from config.checks.queues import check_queues
-from config.checks.quotas import check_queue_capacity
+from config.checks.queues import check_queue_capacity, check_queues
 from config.checks.scheduler import check_scheduler
 from config.checks.security import check_pod_security
 from config.checks.vllm import check_accelerator
@@ -30,6 +30,7 @@ CHECKS: tuple[Check, ...] = (
     check_upstream_versions,
     check_images,
     check_installs,
+    check_charts,
     check_names,
     check_priority_classes,
     check_queues,

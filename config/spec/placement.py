@@ -9,7 +9,7 @@ the checks all read, so they give one verdict per domain: `short` when replicas 
 have no room in any arrangement (a warning the render shows, an error for `check`, which the deploy
 workflow runs), `tight` when an autoscaler's peak does not fit, or a shortage could not be proven
 (a warning), else `ok`. (Quotas, a model against its queue's
-capability, are checked in `config.checks.quotas`.)"""
+capability, are checked in `config.checks.queues`.)"""
 
 from __future__ import annotations
 
