@@ -470,3 +470,25 @@ def test_make_variables_never_run_as_commands(tmp_path: Path) -> None:
     )
     assert not marker.exists()
     assert proc.returncode != 0 and "is not a Pulumi stack name" in proc.stderr
+
+
+def test_the_preview_drops_its_cloud_logins_before_the_steps_that_need_none(tmp_path: Path) -> None:
+    """The OIDC logins export credentials to every later step; after the last step that reads the
+    cluster or the state, a step blanks them, so the artifact uploads run without them."""
+    (job,) = [j for j in _workflow(PROJECT_DIR / ".github" / "workflows" / "preview.yml")["jobs"].values()
+              if any(_action(s) in OIDC_ACTIONS for s in j.get("steps", []))]  # fmt: skip
+    steps = job["steps"]
+    names = [s.get("name", "") for s in steps]
+    drop = names.index("Drop the cloud credentials (the steps below only keep files)")
+    assert max(i for i, s in enumerate(steps) if _action(s) in OIDC_ACTIONS) < drop
+    assert max(i for i, s in enumerate(steps) if "KUBECONFIG_DATA" in json.dumps(s)) < drop
+    assert all(_action(s) == "actions/upload-artifact" for s in steps[drop + 1 :]), names[drop + 1 :]
+    env_file, workspace = tmp_path / "env", tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "gha-creds-1234.json").write_text("{}")
+    script = PROJECT_DIR / ".github" / "scripts" / "drop-cloud-credentials.sh"
+    env = {"PATH": "/usr/bin:/bin", "GITHUB_ENV": str(env_file), "GITHUB_WORKSPACE": str(workspace)}
+    assert _run(["bash", script], env=env).returncode == 0
+    blanked = env_file.read_text().splitlines()
+    assert {"AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN=", "PULUMI_ACCESS_TOKEN="} <= set(blanked)
+    assert not list(workspace.iterdir())
