@@ -7,8 +7,9 @@ from typing import Annotated
 from pydantic import Field
 
 from config.schema.base import ConfigModel
+from config.stack_file.includes import MAX_PATTERN_LENGTH
 
-IncludePattern = Annotated[str, Field(min_length=1, max_length=300)]
+IncludePattern = Annotated[str, Field(min_length=1, max_length=MAX_PATTERN_LENGTH)]
 
 
 class IncludeConfig(ConfigModel):

@@ -23,6 +23,9 @@ from config.errors import Problem, describe_value, join_path
 from config.project import PROJECT
 from config.stack_file.yaml12 import StackYamlError, read_yaml
 
+MAX_PATTERN_LENGTH = 300
+"""Longest `include` entry; a longer one is refused before any folder is searched."""
+
 STACK_DIR_VARIABLE = "VOLCANO_PLATFORM_STACK_DIR"
 INCLUDE_KEY = "include"
 ENTRY_SECTIONS = ("tenants", "models", "priorityClasses", "registries")
@@ -67,6 +70,16 @@ def _problem(path: str, message: str, fix: str, got: object = None) -> Problem:
 
 def _paths(base: Path, pattern: str, where: str, problems: list[Problem]) -> list[Path]:
     """The files a pattern names, inside `base` only."""
+    if len(pattern) > MAX_PATTERN_LENGTH:  # checked before any globbing (the section checks it too late)
+        problems.append(
+            _problem(
+                where,
+                f"the pattern is {len(pattern)} characters long, more than the {MAX_PATTERN_LENGTH} an include takes",
+                "name the files with a shorter path or pattern",
+                pattern[:80] + "...",
+            )
+        )
+        return []
     pure = PurePosixPath(pattern)
     if pure.is_absolute() or ".." in pure.parts or "\\" in pattern or "**" in pattern:
         problems.append(

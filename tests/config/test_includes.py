@@ -97,6 +97,7 @@ def test_rules_that_span_sections_see_the_merged_config(tmp_path: Path, capsys: 
         ({"files": ["clusters/aicloud-b/link.yaml"]}, "leads outside the stack's folder"),
         ({"files": ["clusters/aicloud-b/tenants"]}, "is not a regular file"),
         ({"files": ["clusters/aicloud-b/pipe.yaml"]}, "is not a regular file"),
+        ({"files": ["clusters/" + "x" * 400 + "*.yaml"]}, "characters long, more than the 300"),
     ],
 )
 def test_included_files_stay_inside_the_stack_folder(
