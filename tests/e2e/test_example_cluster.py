@@ -9,8 +9,10 @@ placed, a change whose evictions the what-if names before it is applied.
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
+import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,11 +35,35 @@ GANG_MODEL = "qwen2-72b-tenanta"
 LEAF = "topology.aicloud/leaf-pair"
 
 
-def example_config(kubeconfig: Path) -> dict[str, Any]:
-    """The example stack, its two-node model held inside one leaf pair (hard, tier 1)."""
+def example_config(kubeconfig: Path, lws_chart: Path) -> dict[str, Any]:
+    """The example stack, its two-node model held inside one leaf pair (hard, tier 1), and a chart
+    installed by Helm as release `lws`, its records in ConfigMaps as the example keeps them
+    (`cluster.helmReleaseStorage: configmap`)."""
     raw = e2e_config("aicloud-a", kubeconfig)
     raw["models"][GANG_MODEL]["topology"] = {"mode": "hard", "highestTier": 1}
+    raw["lws"] = {"install": True, "chart": str(lws_chart)}
     return raw
+
+
+def stand_in_chart(folder: Path) -> Path:
+    """A chart of the project's own, released as `lws` in `lws-system` in place of LWS's (no chart
+    can be fetched here, and the e2e cluster runs the LWS controller as a process): one ConfigMap,
+    enough for Helm to keep a release and for its records to be read on refresh."""
+    files = {
+        "lws/Chart.yaml": "apiVersion: v2\nname: lws\nversion: 0.10.0\n",
+        "lws/templates/configmap.yaml": (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stand-in\n  namespace: {{ .Release.Namespace }}\n"
+            "data:\n  replicas: {{ .Values.replicaCount | quote }}\n"
+        ),
+    }
+    path = folder / "lws-0.10.0.tgz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +88,7 @@ def stack(cluster: LocalCluster, stack_kubeconfig: Path, real_programs: dict[str
     return PulumiStack.create(
         cluster.folder / "project",
         STACK,
-        example_config(stack_kubeconfig),
+        example_config(stack_kubeconfig, stand_in_chart(cluster.folder)),
         real_programs,
         secret_names("aicloud-a"),
     )
@@ -168,9 +194,14 @@ def test_the_preview_identity_previews_with_the_role_it_is_given_and_reads_no_ot
         kubectl = [str(cluster.programs["kubectl"]), "--kubeconfig", str(preview), *args]
         return subprocess.run(kubectl, capture_output=True, text=True, timeout=120, check=False)
 
+    # Helm keeps the release's records in ConfigMaps, which the role lists; no Secret of lws-system.
+    records = cluster.get_json("configmaps", "-n", "lws-system", "-l", "owner=helm,name=lws")["items"]
+    assert [r["metadata"]["name"] for r in records] == ["sh.helm.release.v1.lws.v1"]
+    assert not cluster.get_json("secrets", "-n", "lws-system", "-l", "owner=helm")["items"]
+    assert as_preview("get", "configmaps", "-n", "lws-system").returncode == 0
     assert as_preview("get", "secret", own[0], "-n", "a01").returncode == 0
     for refused in (["get", "secret", "someone-elses-token", "-n", "a01"], ["get", "secrets", "-n", "a01"],
-                    ["get", "secrets", "-n", "kube-system"]):  # fmt: skip
+                    ["get", "secrets", "-n", "kube-system"], ["get", "secrets", "-n", "lws-system"]):  # fmt: skip
         result = as_preview(*refused)
         assert result.returncode != 0 and "forbidden" in result.stderr.lower(), (refused, result.stderr)
     try:
