@@ -8,6 +8,8 @@ installed elsewhere (the e2e cluster runs them as processes): `volcano.install: 
 from __future__ import annotations
 
 import copy
+import io
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +54,24 @@ def recorded_nodes(dump: str) -> list[dict[str, Any]]:
     """The Nodes of a recorded `kubectl get -o yaml` dump in tests/fixtures/cluster/."""
     document = yaml.safe_load((PROJECT_DIR / "tests" / "fixtures" / "cluster" / dump).read_text())
     return [item for item in document["items"] if item.get("kind") == "Node"]
+
+
+def stand_in_chart(folder: Path) -> Path:
+    """A chart of the project's own, released as `lws` in `lws-system` in place of LWS's (no chart
+    can be fetched here, and the e2e cluster runs the LWS controller as a process): one ConfigMap,
+    enough for Helm to keep a release and for its records to be read on refresh."""
+    files = {
+        "lws/Chart.yaml": "apiVersion: v2\nname: lws\nversion: 0.10.0\n",
+        "lws/templates/configmap.yaml": (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stand-in\n  namespace: {{ .Release.Namespace }}\n"
+            "data:\n  replicas: {{ .Values.replicaCount | quote }}\n"
+        ),
+    }
+    path = folder / "lws-0.10.0.tgz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path

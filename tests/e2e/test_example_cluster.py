@@ -9,10 +9,8 @@ placed, a change whose evictions the what-if names before it is applied.
 
 from __future__ import annotations
 
-import io
 import re
 import subprocess
-import tarfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +25,7 @@ from tests.conftest import PROJECT_DIR, TOOL
 from tests.e2e.cluster import PREVIEW_TOKEN, PREVIEW_USER, LocalCluster
 from tests.e2e.conftest import start_cluster
 from tests.e2e.pulumi_cli import PulumiStack
-from tests.e2e.stacks import e2e_config, recorded_nodes, secret_names
+from tests.e2e.stacks import e2e_config, recorded_nodes, secret_names, stand_in_chart
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 STACK = "e2eaicloud"
@@ -43,27 +41,6 @@ def example_config(kubeconfig: Path, lws_chart: Path) -> dict[str, Any]:
     raw["models"][GANG_MODEL]["topology"] = {"mode": "hard", "highestTier": 1}
     raw["lws"] = {"install": True, "chart": str(lws_chart)}
     return raw
-
-
-def stand_in_chart(folder: Path) -> Path:
-    """A chart of the project's own, released as `lws` in `lws-system` in place of LWS's (no chart
-    can be fetched here, and the e2e cluster runs the LWS controller as a process): one ConfigMap,
-    enough for Helm to keep a release and for its records to be read on refresh."""
-    files = {
-        "lws/Chart.yaml": "apiVersion: v2\nname: lws\nversion: 0.10.0\n",
-        "lws/templates/configmap.yaml": (
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stand-in\n  namespace: {{ .Release.Namespace }}\n"
-            "data:\n  replicas: {{ .Values.replicaCount | quote }}\n"
-        ),
-    }
-    path = folder / "lws-0.10.0.tgz"
-    with tarfile.open(path, "w:gz") as archive:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return path
 
 
 @pytest.fixture(scope="module")

