@@ -157,17 +157,24 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
 def cmd_preview_role(args: argparse.Namespace) -> int:
     from components.kubernetes.yaml_text import dump
-    from live.access import DEFAULT_SUBJECT, Subject, preview_access
+    from live.access import DEFAULT_SUBJECT, Subject, preview_access, release_storage
 
     try:
         subject = Subject.parse(args.subject) if args.subject else DEFAULT_SUBJECT
     except ValueError as error:
         raise UsageError(f"--subject {error}") from None
-    documents = preview_access(render_stack_of(args), subject)
+    render = render_stack_of(args)
+    documents = preview_access(render, subject)
+    secrets = (
+        "Secrets only by the names the stack manages"
+        if release_storage(render) == "configmaps" or not render.rendered.releases
+        else "Secrets by name, and every Secret of the charts' namespaces (Helm's records; see\n"
+        "# `cluster.helmReleaseStorage`)"
+    )
     print(
         f"# Read-only access of the preview identity of stack `{args.stack}`, written by\n"
         f"# `{TOOL_NAME} preview-role --stack {args.stack}`: get and list on what `pulumi preview --refresh`,\n"
-        f"# `{TOOL_NAME} preflight` and `{TOOL_NAME} whatif` read, Secrets only by the names the stack manages, no\n"
+        f"# `{TOOL_NAME} preflight` and `{TOOL_NAME} whatif` read, {secrets}, no\n"
         "# `*`, no subresources, no watch, no writes (previews then diff client-side). Apply it after the first\n"
         "# `pulumi up` (the Roles need the stack's namespaces) and again when the stack gains a kind or a\n"
         "# namespace; the preview workflow's KUBECONFIG_<STACK> is a kubeconfig of the subject bound here."

@@ -17,7 +17,8 @@ So the ClusterRole has `get`/`list` on the stack's cluster-scoped kinds and the 
 and the what-if list (Pods, never Secrets), and everything else (ConfigMaps, monitors) is granted
 only by Roles in the namespaces the stack manages. Secrets are granted by name: `get` on exactly
 the Secrets the stack manages, so no other Secret of those namespaces (a webhook's TLS key, a
-token) is readable, unless Helm keeps its records among them (`helmReleaseStorage: secret`).
+token) is readable, unless Helm keeps its records among them (`helmReleaseStorage` unset or
+`secret`).
 No `*`, no subresource (`nodes/proxy` allows command execution in pods, `pods/log` reads logs), no
 `watch` (neither preview nor preflight watches), and no write verb: a server-side dry run needs
 `patch`, so previews with this role fall back to a client-side diff (`kubeProvider.Update`, a

@@ -11,6 +11,10 @@ for name in AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN \
 done
 # google-github-actions/auth writes its credentials file into the workspace.
 rm -f -- "${GITHUB_WORKSPACE:-.}"/gha-creds-*.json
+# `pulumi login` keeps the backend's token in ~/.pulumi/credentials.json, read before the variable.
+if command -v pulumi > /dev/null; then
+  pulumi logout --all > /dev/null 2>&1 || true
+fi
 # azure/login keeps its token in the Azure CLI's profile.
 if command -v az > /dev/null; then
   az logout > /dev/null 2>&1 || true

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic.alias_generators import to_camel
 
 from config.errors import Problem, join_path
-from config.spec.images import lws_chart, reference_host, volcano_chart
+from config.spec.images import is_chart_name, lws_chart, reference_host, volcano_chart
 from config.spec.platform import PlatformSpec
 
 
@@ -25,7 +25,7 @@ def _lws_chart_name(spec: PlatformSpec) -> list[Problem]:
     """A bare chart name is looked up in a classic Helm repository; with none (or an OCI registry,
     where a chart is its full reference) Helm would take it for a local folder and fail at `up`."""
     chart, charts = spec.config.lws.chart, spec.config.cluster.mirror.charts
-    if not spec.lws_install or chart is None or "://" in chart or chart.endswith(".tgz"):
+    if not spec.lws_install or chart is None or not is_chart_name(chart):
         return []
     if charts is not None and not charts.startswith("oci://"):
         return []

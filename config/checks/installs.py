@@ -216,17 +216,6 @@ def check_images(spec: PlatformSpec) -> list[Problem]:
                         severity="warning",
                     )
                 )
-    chart = config.lws.chart
-    charts = config.cluster.mirror.charts
-    if chart is not None and "://" not in chart and not chart.endswith(".tgz") and not charts:
-        problems.append(
-            Problem(
-                "lws.chart",
-                f"`{chart}` is a chart name, but no Helm repository is configured to find it in",
-                "write an `oci://<host>/<path>/lws` reference, or set `cluster.mirror.charts`",
-                got=chart,
-            )
-        )
     return problems
 
 

@@ -241,7 +241,8 @@ def _after_the_alerts(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             f"the autoscaler adds replicas only once the KV cache is {scaling.target:g} used on average, but the alert "
             f"pages when one server's passes {alerts.kv_cache_usage:g} (`observability.alerts.kvCacheUsage`)"
         )
-        fix = f"hold a target below {alerts.kv_cache_usage:g} (0.8 leaves room to load a replica)"
+        room = " (0.8 leaves room to load a replica)" if alerts.kv_cache_usage > 0.8 else ""
+        fix = f"hold a target below {alerts.kv_cache_usage:g}{room}"
     else:
         return []
     return [
@@ -263,25 +264,53 @@ _SERIES_PRESERVING = frozenset({"abs", "ceil", "floor", "round", "clamp", "clamp
 
 def returns_one_series(node: Any) -> bool:
     """Whether a PromQL expression returns at most one series whatever the data: an aggregation
-    without grouping, a number, `scalar()`/`vector()`/`time()`, and what combines only those."""
+    without grouping (or `topk`/`bottomk` of 1), a number, `scalar()`/`vector()`/`time()`,
+    `absent()`, a quantile over buckets grouped by `le` alone, a range function over a subquery
+    of one series, and what combines only those."""
     import promql_parser
 
     if isinstance(node, promql_parser.NumberLiteral):
         return True
-    if isinstance(node, promql_parser.ParenExpr):
+    if isinstance(node, (promql_parser.ParenExpr, promql_parser.UnaryExpr, promql_parser.SubqueryExpr)):
         return returns_one_series(node.expr)
     if isinstance(node, promql_parser.AggregateExpr):
-        modifier = node.modifier
-        grouped = modifier is not None and (modifier.labels or modifier.type == promql_parser.AggModifierType.Without)
-        return str(node.op) in _ONE_SERIES_AGGREGATIONS and not grouped
+        if _grouped_by(node) != ():
+            return False
+        op, param = str(node.op), node.param
+        top_one = op in ("topk", "bottomk") and isinstance(param, promql_parser.NumberLiteral) and param.val == 1
+        return op in _ONE_SERIES_AGGREGATIONS or top_one
     if isinstance(node, promql_parser.Call):
-        name = node.func.name
-        return name in ("scalar", "vector", "time") or (
-            name in _SERIES_PRESERVING and bool(node.args) and returns_one_series(node.args[0])
-        )
+        name, args = node.func.name, node.args
+        if name in ("scalar", "vector", "time", "absent", "absent_over_time"):
+            return True
+        if name == "histogram_quantile" and len(args) == 2:
+            return _grouped_by(_unwrapped(args[1])) == ("le",)
+        if name in _SERIES_PRESERVING or name.endswith("_over_time"):
+            return bool(args) and returns_one_series(args[-1] if name.endswith("_over_time") else args[0])
+        return False
     if isinstance(node, promql_parser.BinaryExpr):
         return returns_one_series(node.lhs) and returns_one_series(node.rhs)
     return False
+
+
+def _unwrapped(node: Any) -> Any:
+    import promql_parser
+
+    return _unwrapped(node.expr) if isinstance(node, promql_parser.ParenExpr) else node
+
+
+def _grouped_by(node: Any) -> tuple[str, ...] | None:
+    """The labels an aggregation groups by (`()` for none), None for `without` or no aggregation."""
+    import promql_parser
+
+    if not isinstance(node, promql_parser.AggregateExpr):
+        return None
+    modifier = node.modifier
+    if modifier is None:
+        return ()
+    if modifier.type == promql_parser.AggModifierType.Without:
+        return None
+    return tuple(modifier.labels)
 
 
 def _several_series(model: ModelSpec) -> list[Problem]:
@@ -304,7 +333,7 @@ def _several_series(model: ModelSpec) -> list[Problem]:
             join_path("models", model.name, "autoscaling", "activation", "query"),
             "the query can return several series (one per pod, route or label value), and KEDA refuses a result "
             "of more than one, so the model would not wake",
-            f"aggregate it to one number: `sum({scaling.activation.query})`",
+            "aggregate it to one number (`sum(...)`, `max(...)`; a quantile's buckets grouped by `le` alone)",
             got=scaling.activation.query,
             severity="warning",
         )

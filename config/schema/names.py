@@ -137,6 +137,10 @@ def prometheus_label_value_problem(value: str) -> str | None:
         return "is empty, which Prometheus reads as no label at all"
     if len(value) > 1024 or not value.isprintable():
         return "is not one printable line of at most 1024 characters"
+    if "{{" in value or "}}" in value:
+        # Prometheus expands a rule's label values as templates (rulefmt checks them), so a stray
+        # brace pair fails the whole rule file.
+        return "holds `{{` or `}}`, which Prometheus reads as a template in a rule's labels"
     return None
 
 
@@ -195,7 +199,9 @@ PrometheusLabelValue = Annotated[
     str,
     AfterValidator(
         _checked(
-            prometheus_label_value_problem, "alert label value", "give the label a value of one line, or remove it"
+            prometheus_label_value_problem,
+            "alert label value",
+            "give the label a plain value of one line, or remove it",
         )
     ),
 ]

@@ -56,7 +56,7 @@ class TenantGrant(ConfigModel):
     namespaces: tuple[DnsLabel, ...] | None = None
     """Namespaces it may create or adopt besides its own (`<tenant>` and `<tenant>-*`). Default:
     none."""
-    parents: tuple[str, ...] | None = None
+    parents: tuple[TenantName, ...] | None = None
     """Tenants written in other tenant files whose queue its queue may sit under (`queue.parent`):
     a child queue shares its parent's capability and deserved share. A tenant of the platform's
     own files (a grouping queue) is always allowed. Default: none."""

@@ -73,12 +73,18 @@ def lws_chart(config: StackConfig) -> ChartSource:
     return _with_login(config, _lws_source(config), config.lws.chart_credentials, config.lws.chart_ca_file)
 
 
+def is_chart_name(chart: str) -> bool:
+    """A chart's name in a Helm repository, as opposed to a URL, an OCI reference, an archive or a
+    chart folder on the machine that runs `pulumi up` (`./charts/lws`, `/srv/charts/lws`)."""
+    return "://" not in chart and not chart.endswith(".tgz") and not chart.startswith(("/", "."))
+
+
 def _lws_source(config: StackConfig) -> ChartSource:
     charts = config.cluster.mirror.charts
     chart = config.lws.chart
     if chart is None:
         return chart_source(charts, "lws") if charts else ChartSource(LWS_CHART, None)
-    if "://" in chart or chart.endswith(".tgz") or charts is None or charts.startswith("oci://"):
+    if not is_chart_name(chart) or charts is None or charts.startswith("oci://"):
         return ChartSource(chart, None)
     return ChartSource(chart, charts)  # a chart name in the mirror's Helm repository
 

@@ -134,7 +134,7 @@ def _listed_twice(name: str, first: str, where: str) -> Problem:
     platform's file and escape the tenant boundary: every file is listed by one entry."""
     return _problem(
         where,
-        f"`{name}` is listed already, by `{first}`",
+        f"`{name}` is listed already, by `{first}`" + (" (a link and its target)" if first == where else ""),
         "list each file once: a tenant's file under `include.tenants` alone, the platform's under `include.files`; "
         "narrow the pattern that matches it too",
         name,
@@ -195,10 +195,10 @@ def merge_includes(raw: Mapping[str, Any], base: Path) -> Included:
             where = join_path(INCLUDE_KEY, kind, index)
             for path in _paths(base, pattern, where, result.problems):
                 name = str(path.relative_to(base))
-                first = listed.setdefault(path.resolve(), where)
-                if first != where:
-                    result.problems.append(_listed_twice(name, first, where))
+                if path.resolve() in listed:  # by another entry, or by this one through a link
+                    result.problems.append(_listed_twice(name, listed[path.resolve()], where))
                     continue
+                listed[path.resolve()] = where
                 result.files.append(name)
                 data = _read(base, path, result.problems)
                 if data is None:

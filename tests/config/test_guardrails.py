@@ -95,3 +95,30 @@ def test_adopting_a_release_while_helms_records_are_configmaps_is_warned_about()
     assert "volcano.adopt" in [w.path for w in load(adopting).warnings]
     in_secrets = mutate(adopting, lambda r: r["cluster"].update(helmReleaseStorage="secret"))
     assert "volcano.adopt" not in [w.path for w in load(in_secrets).warnings]
+
+
+@pytest.mark.parametrize(
+    ("query", "one"),
+    [
+        ("sum(rate(gateway_requests_total[2m]))", True),
+        ("sum(x) or vector(0)", True),
+        ("-sum(x)", True),
+        ("max_over_time(sum(x)[5m:1m])", True),
+        ("histogram_quantile(0.9, sum by (le) (rate(x[5m])))", True),
+        ("absent(x)", True),
+        ("topk(1, x)", True),
+        ("rate(gateway_requests_total[2m])", False),
+        ("sum by (route) (x)", False),
+        ("sum without (pod) (x)", False),
+        ("topk(2, x)", False),
+        ("max_over_time(x[5m])", False),
+        ("histogram_quantile(0.9, sum by (le, pod) (rate(x[5m])))", False),
+        ("sum(x) + rate(y[1m])", False),
+    ],
+)
+def test_a_wake_up_query_returns_one_series_by_its_shape(query: str, one: bool) -> None:
+    import promql_parser
+
+    from config.checks.observability import returns_one_series
+
+    assert returns_one_series(promql_parser.parse(query)) is one

@@ -217,3 +217,14 @@ def test_a_warning_about_a_key_in_an_included_file_names_the_file(
     err = capsys.readouterr().err
     assert code == 0, err
     assert "warning: clusters/aicloud-b/tenants/chat.yaml: models.qwen3-8b.image: " in err
+
+
+def test_a_link_and_its_target_matched_by_one_pattern_are_one_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    tenants = folder / "clusters" / "aicloud-b" / "tenants"
+    (tenants / "chat-again.yaml").symlink_to(tenants / "chat.yaml")
+    code, errors = _render(folder, capsys)
+    assert code == 2
+    assert any("is listed already, by `include.tenants[0]` (a link and its target)" in e for e in errors), errors

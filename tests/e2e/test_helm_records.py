@@ -43,7 +43,7 @@ def documented_move(release: str, namespace: str) -> str:
     assert block, "the section shows the commands"
     lines = block.group(1).splitlines()
     assert lines[0].startswith("ns=volcano-system release=volcano")
-    end = next(i for i, line in enumerate(lines) if line.strip().endswith("kubectl apply -f -"))
+    end = next(i for i, line in enumerate(lines) if line.strip().endswith("kubectl create -f -"))
     return "\n".join([f"ns={namespace} release={release}", *lines[1 : end + 1]])
 
 

@@ -9,6 +9,7 @@ one of them (a LIST names none)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -19,7 +20,7 @@ from cli.main import main
 from live.access import AWAITER_LISTS, BUILTIN, Subject, preview_access, release_storage
 from live.cluster_state import read_cluster
 from offline.schemas import crd_names, schema_dirs
-from tests.conftest import PROJECT_DIR, STACKS, mutate, stack_raw
+from tests.conftest import PROJECT_DIR, STACKS, mutate, stack_raw, write_stack
 from tests.live.test_preflight import api_server  # noqa: F401 - the fixture
 
 EXAMPLE = PROJECT_DIR / "docs" / "rbac" / "preview-reader.yaml"
@@ -124,7 +125,9 @@ def test_no_secret_but_the_stacks_own_is_readable(stack_access: Any) -> None:
         assert allowed(documents, "get", "", "secrets", namespace, name)
 
 
-def test_with_helms_default_storage_the_release_namespaces_secrets_are_listed(render_raw: Any) -> None:
+def test_with_helms_default_storage_the_release_namespaces_secrets_are_listed(
+    render_raw: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`helmReleaseStorage: secret` (or unset): refreshing a Release lists every Secret of its
     namespace, and the role says so rather than failing the refresh; nowhere else."""
     raw = mutate(stack_raw("aicloud-a"), lambda r: r["cluster"].pop("helmReleaseStorage"))
@@ -135,6 +138,10 @@ def test_with_helms_default_storage_the_release_namespaces_secrets_are_listed(re
     for namespace in releases:
         assert allowed(documents, "list", "", "secrets", namespace)
     assert not allowed(documents, "list", "", "secrets", "a01")
+    path = write_stack(tmp_path / "Pulumi.aicloud-a.yaml", raw)
+    assert main(["preview-role", "--stack", "aicloud-a", "--config-file", str(path)]) == 0
+    header = capsys.readouterr().out.split("\n---", 1)[0]
+    assert "every Secret of the charts' namespaces" in header, header
 
 
 def test_the_real_client_is_allowed_every_request_the_preflight_makes(

@@ -64,9 +64,13 @@ def test_rerender_replaces_the_whole_earlier_render(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_render(render_stack(PROJECT_DIR, "aicloud-b"), out)
     earlier = {p.name for p in (out / "manifests").iterdir()}
-    write_render(render_stack(PROJECT_DIR, "dev"), out)
+    dev = render_stack(PROJECT_DIR, "dev")
+    write_render(dev, tmp_path / "fresh")
+    write_render(dev, out)
     now = {p.name for p in (out / "manifests").iterdir()}
-    assert earlier - now and not (earlier - now) & {p.name for p in (out / "manifests").iterdir()}
+    assert earlier - now, "the earlier render had objects the dev stack does not"
+    assert now == {p.name for p in (tmp_path / "fresh" / "manifests").iterdir()}, "nothing of it is left"
+    shutil.rmtree(tmp_path / "fresh")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "no staging folder is left behind"
 
 

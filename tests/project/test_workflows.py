@@ -487,8 +487,14 @@ def test_the_preview_drops_its_cloud_logins_before_the_steps_that_need_none(tmp_
     workspace.mkdir()
     (workspace / "gha-creds-1234.json").write_text("{}")
     script = PROJECT_DIR / ".github" / "scripts" / "drop-cloud-credentials.sh"
-    env = {"PATH": "/usr/bin:/bin", "GITHUB_ENV": str(env_file), "GITHUB_WORKSPACE": str(workspace)}
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pulumi").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "pulumi-calls"}\n')
+    (bin_dir / "pulumi").chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "GITHUB_ENV": str(env_file), "GITHUB_WORKSPACE": str(workspace)}
     assert _run(["bash", script], env=env).returncode == 0
+    # `pulumi login` keeps its token in a file the CLI reads before the variable.
+    assert (tmp_path / "pulumi-calls").read_text() == "logout --all\n"
     blanked = env_file.read_text().splitlines()
     assert {"AWS_SECRET_ACCESS_KEY=", "AWS_SESSION_TOKEN=", "PULUMI_ACCESS_TOKEN="} <= set(blanked)
     assert not list(workspace.iterdir())
