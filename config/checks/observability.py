@@ -8,6 +8,7 @@ from typing import Any
 
 from config.errors import Problem, join_path
 from config.platform_labels import MODEL_METRIC_LABEL
+from config.schema.promql_shape import empty_operand, returns_one_series
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.upstream.monitoring import exposed_series
@@ -256,88 +257,48 @@ def _after_the_alerts(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
     ]
 
 
-# Aggregations that return one series when they group by nothing; functions that keep their
-# argument's series.
-_ONE_SERIES_AGGREGATIONS = frozenset({"sum", "avg", "min", "max", "count", "group", "stddev", "stdvar", "quantile"})
-_SERIES_PRESERVING = frozenset({"abs", "ceil", "floor", "round", "clamp", "clamp_min", "clamp_max", "sqrt", "sgn"})
-
-
-def returns_one_series(node: Any) -> bool:
-    """Whether a PromQL expression returns at most one series whatever the data: an aggregation
-    without grouping (or `topk`/`bottomk` of 1), a number, `scalar()`/`vector()`/`time()`,
-    `absent()`, a quantile over buckets grouped by `le` alone, a range function over a subquery
-    of one series, and what combines only those."""
-    import promql_parser
-
-    if isinstance(node, promql_parser.NumberLiteral):
-        return True
-    if isinstance(node, (promql_parser.ParenExpr, promql_parser.UnaryExpr, promql_parser.SubqueryExpr)):
-        return returns_one_series(node.expr)
-    if isinstance(node, promql_parser.AggregateExpr):
-        if _grouped_by(node) != ():
-            return False
-        op, param = str(node.op), node.param
-        top_one = op in ("topk", "bottomk") and isinstance(param, promql_parser.NumberLiteral) and param.val == 1
-        return op in _ONE_SERIES_AGGREGATIONS or top_one
-    if isinstance(node, promql_parser.Call):
-        name, args = node.func.name, node.args
-        if name in ("scalar", "vector", "time", "absent", "absent_over_time"):
-            return True
-        if name == "histogram_quantile" and len(args) == 2:
-            return _grouped_by(_unwrapped(args[1])) == ("le",)
-        if name in _SERIES_PRESERVING or name.endswith("_over_time"):
-            return bool(args) and returns_one_series(args[-1] if name.endswith("_over_time") else args[0])
-        return False
-    if isinstance(node, promql_parser.BinaryExpr):
-        return returns_one_series(node.lhs) and returns_one_series(node.rhs)
-    return False
-
-
-def _unwrapped(node: Any) -> Any:
-    import promql_parser
-
-    return _unwrapped(node.expr) if isinstance(node, promql_parser.ParenExpr) else node
-
-
-def _grouped_by(node: Any) -> tuple[str, ...] | None:
-    """The labels an aggregation groups by (`()` for none), None for `without` or no aggregation."""
-    import promql_parser
-
-    if not isinstance(node, promql_parser.AggregateExpr):
-        return None
-    modifier = node.modifier
-    if modifier is None:
-        return ()
-    if modifier.type == promql_parser.AggModifierType.Without:
-        return None
-    return tuple(modifier.labels)
-
-
 def _several_series(model: ModelSpec) -> list[Problem]:
     """KEDA's Prometheus scaler takes a query whose result is one element, a vector of one series
     or a scalar (keda-docs `scalers/prometheus.md`: "query must return a vector/scalar single
-    element response"), so a wake-up query that can return several fails once several exist."""
+    element response"), so a wake-up query that can return several fails once several exist. And
+    an operation between two series (`sum(a) + sum(b)`) returns nothing while either side has no
+    series, which KEDA reads as 0 (`ignoreNullValues`, true by default, same page): the model
+    stays asleep while the other side counts requests."""
     scaling = model.config.autoscaling
     if scaling is None or scaling.activation is None:
         return []
     import promql_parser
 
+    query = scaling.activation.query
     try:
-        tree = promql_parser.parse(scaling.activation.query)
+        tree = promql_parser.parse(query)
     except ValueError:
         return []  # reported by the section
-    if returns_one_series(tree):
-        return []
-    return [
-        Problem(
-            join_path("models", model.name, "autoscaling", "activation", "query"),
-            "the query can return several series (one per pod, route or label value), and KEDA refuses a result "
-            "of more than one, so the model would not wake",
-            "aggregate it to one number (`sum(...)`, `max(...)`; a quantile's buckets grouped by `le` alone)",
-            got=scaling.activation.query,
-            severity="warning",
+    path = join_path("models", model.name, "autoscaling", "activation", "query")
+    problems: list[Problem] = []
+    if not returns_one_series(tree):
+        problems.append(
+            Problem(
+                path,
+                "the query can return several series (one per pod, route or label value), and KEDA refuses a "
+                "result of more than one, so the model would not wake",
+                "aggregate it to one number (`sum(...)`, `max(...)`; a quantile's buckets grouped by `le` alone)",
+                got=query,
+                severity="warning",
+            )
         )
-    ]
+    if empty_operand(tree):
+        problems.append(
+            Problem(
+                path,
+                "an operation between two series returns nothing while either has no series (a counter no "
+                "request has touched yet), and KEDA reads nothing as 0: the model would stay asleep",
+                "give each side a value when it has no series: `(sum(...) or vector(0)) + (sum(...) or vector(0))`",
+                got=query,
+                severity="warning",
+            )
+        )
+    return problems
 
 
 def vector_selectors(query: str) -> list[Any]:

@@ -119,6 +119,25 @@ def test_adopting_a_release_while_helms_records_are_configmaps_is_warned_about()
 def test_a_wake_up_query_returns_one_series_by_its_shape(query: str, one: bool) -> None:
     import promql_parser
 
-    from config.checks.observability import returns_one_series
+    from config.schema.promql_shape import returns_one_series
 
     assert returns_one_series(promql_parser.parse(query)) is one
+
+
+@pytest.mark.parametrize(
+    ("query", "empty"),
+    [
+        ("sum(a) + sum(rate(b[1m]))", True),
+        ("sum(a) / sum(b)", True),
+        ("(sum(a) or vector(0)) + (sum(rate(b[1m])) or vector(0))", False),
+        ("sum(rate(gateway_requests_total[2m]))", False),
+        ("sum(x) * 2", False),
+        ("sum(a) or sum(b)", False),
+    ],
+)
+def test_an_operation_with_a_side_that_can_be_empty_is_found(query: str, empty: bool) -> None:
+    import promql_parser
+
+    from config.schema.promql_shape import empty_operand
+
+    assert empty_operand(promql_parser.parse(query)) is empty
