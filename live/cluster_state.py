@@ -145,14 +145,28 @@ def _json(text: str) -> Any:
         return json.loads(text)
 
 
+MAX_DUMP_BYTES = 2 * 1024**3
+"""Larger than `kubectl get` writes for the kinds read of any cluster the platform is built for;
+a bigger file is refused before it is read."""
+
+
 def read_file(path: Path) -> ClusterState:
     """A `List` (or a single object) in JSON or YAML."""
     try:
+        size = path.stat().st_size
+        if size > MAX_DUMP_BYTES:
+            raise StateError(f"{path} is {size:,} bytes, more than the {MAX_DUMP_BYTES:,} a dump may be")
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as error:
         raise StateError(f"cannot read {path}: {error}") from None
     try:
-        data = _json(text) if text.lstrip().startswith(("{", "[")) else yaml.load(text, Loader=_YAML_LOADER)
+        is_json = text.lstrip().startswith(("{", "["))
+        if not is_json and "*" in text and _has_alias(text):
+            raise StateError(
+                f"{path} uses YAML aliases (`*name`), which `kubectl get -o yaml` never writes and which can expand "
+                f"without bound; write the dump with `{DUMP_COMMAND}`"
+            )
+        data = _json(text) if is_json else yaml.load(text, Loader=_YAML_LOADER)
     except (ValueError, yaml.YAMLError) as error:
         raise StateError(f"{path} is neither JSON nor YAML: {one_line(str(error))}") from None
     except RecursionError:
@@ -166,6 +180,11 @@ def read_file(path: Path) -> ClusterState:
     if isinstance(data, dict) and "kind" in data:
         return state_from_objects([data], str(path))
     raise StateError(f"{path} is not a Kubernetes List; write it with `{DUMP_COMMAND}`")
+
+
+def _has_alias(text: str) -> bool:
+    """Whether the YAML refers to an anchor: libyaml's event stream, which builds no values."""
+    return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_YAML_LOADER))
 
 
 def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
