@@ -18,6 +18,7 @@ on a recorded dump (reviewable in a pull request, usable offline) as on a live c
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -161,10 +162,10 @@ def read_file(path: Path) -> ClusterState:
         raise StateError(f"cannot read {path}: {error}") from None
     try:
         is_json = text.lstrip().startswith(("{", "["))
-        if not is_json and "*" in text and _has_alias(text):
+        if not is_json and _ALIAS.search(text) and _alias_growth(text) > MAX_ALIAS_VALUES:
             raise StateError(
-                f"{path} uses YAML aliases (`*name`), which `kubectl get -o yaml` never writes and which can expand "
-                f"without bound; write the dump with `{DUMP_COMMAND}`"
+                f"{path}: its YAML aliases (`*name`) expand to more than {MAX_ALIAS_VALUES:,} values, which no "
+                f"cluster's objects hold; write the dump with `{DUMP_COMMAND}` (it writes no aliases)"
             )
         data = _json(text) if is_json else yaml.load(text, Loader=_YAML_LOADER)
     except (ValueError, yaml.YAMLError) as error:
@@ -182,9 +183,42 @@ def read_file(path: Path) -> ClusterState:
     raise StateError(f"{path} is not a Kubernetes List; write it with `{DUMP_COMMAND}`")
 
 
-def _has_alias(text: str) -> bool:
-    """Whether the YAML refers to an anchor: libyaml's event stream, which builds no values."""
-    return any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=_YAML_LOADER))
+MAX_ALIAS_VALUES = 2_000_000
+"""Values aliases may add when expanded (a PyYAML dump shares repeated label maps as `&id001`);
+nested aliases beyond it are a bomb, refused before one value is built."""
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
+"""Text that may be an alias; only then is the event stream counted."""
+
+
+def _alias_growth(text: str) -> int:
+    """How many values the aliases add once expanded, counted on libyaml's event stream (which
+    builds no values), stopping past the bound: an anchored node's size is known when it closes,
+    and each alias adds that size to every collection it is in."""
+    sizes: dict[str, int] = {}
+    open_nodes: list[tuple[str | None, list[int]]] = []
+    added = 0
+    for event in yaml.parse(text, Loader=_YAML_LOADER):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            open_nodes.append((event.anchor, [1]))
+            continue
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            anchor, (size,) = open_nodes.pop()
+            if anchor:
+                sizes[anchor] = size
+        elif isinstance(event, yaml.ScalarEvent):
+            size = 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            size = sizes.get(event.anchor or "", 1)
+            added += size
+            if added > MAX_ALIAS_VALUES:
+                return added
+        else:
+            continue
+        if open_nodes:
+            open_nodes[-1][1][0] += size
+    return added
 
 
 def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
