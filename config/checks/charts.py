@@ -15,9 +15,10 @@ def check_charts(spec: PlatformSpec) -> list[Problem]:
     return [
         *_adoption(spec),
         *_chart_settings_unused(spec),
+        *_lws_chart_settings_unused(spec),
         *_release_records(spec),
         *_lws_chart_name(spec),
-        *_dead_chart_settings(spec),
+        *_dead_mirror_settings(spec),
     ]
 
 
@@ -53,28 +54,38 @@ LWS_CHART_SETTINGS = (
 )
 
 
-def _dead_chart_settings(spec: PlatformSpec) -> list[Problem]:
-    """Chart and mirror settings that no installed chart reads: an error where the stack says so
-    (`lws.install: false`, no `cluster.mirror.charts`), a warning where a default decides."""
-    problems: list[Problem] = []
+def _lws_not_installed(spec: PlatformSpec) -> str:
+    """Why the stack installs no LWS, for the messages about its settings."""
+    explicit = spec.config.lws.install is False
+    return "`lws.install` is false" if explicit else "no model spans several nodes (`lws.install` unset)"
+
+
+def _lws_chart_settings_unused(spec: PlatformSpec) -> list[Problem]:
+    """LWS's chart settings while the stack installs no LWS: an error where the stack says so
+    (`lws.install: false`), a warning where the default decides."""
     lws = spec.config.lws
-    if not spec.lws_install:
-        why = "`lws.install` is false" if lws.install is False else "no model spans several nodes (`lws.install` unset)"
-        problems += [
-            Problem(
-                join_path("lws", to_camel(name)),
-                f"sets LWS's chart, but the stack installs no LWS ({why}), so this setting changes nothing",
-                "remove it, or set `lws.install: true`",
-                got=getattr(lws, name),
-                severity="error" if lws.install is False else "warning",
-            )
-            for name in LWS_CHART_SETTINGS
-            if name in lws.model_fields_set
-        ]
+    if spec.lws_install:
+        return []
+    return [
+        Problem(
+            join_path("lws", to_camel(name)),
+            f"sets LWS's chart, but the stack installs no LWS ({_lws_not_installed(spec)}), so this setting "
+            "changes nothing",
+            "remove it, or set `lws.install: true`",
+            got=getattr(lws, name),
+            severity="error" if lws.install is False else "warning",
+        )
+        for name in LWS_CHART_SETTINGS
+        if name in lws.model_fields_set
+    ]
+
+
+def _dead_mirror_settings(spec: PlatformSpec) -> list[Problem]:
+    """The mirror's chart settings that no installed chart reads: an error without
+    `cluster.mirror.charts`, a warning where no installed chart comes from it."""
     mirror = spec.config.cluster.mirror
-    login = [name for name in ("chart_credentials", "chart_ca_file") if name in mirror.model_fields_set]
     if mirror.charts is None:
-        problems += [
+        return [
             Problem(
                 join_path("cluster", "mirror", to_camel(name)),
                 "the mirror's chart login is for charts from the mirror, but `cluster.mirror.charts` is unset, so no "
@@ -83,23 +94,23 @@ def _dead_chart_settings(spec: PlatformSpec) -> list[Problem]:
                 "its login)",
                 got=getattr(mirror, name),
             )
-            for name in login
+            for name in ("chart_credentials", "chart_ca_file")
+            if name in mirror.model_fields_set
         ]
-        return problems
     host = reference_host(mirror.charts)
     sources = [(volcano_chart(spec.config), spec.config.volcano.install), (lws_chart(spec.config), spec.lws_install)]
-    if not any(installed and reference_host(s.repository or s.chart) == host for s, installed in sources):
-        problems.append(
-            Problem(
-                "cluster.mirror.charts",
-                "no chart the stack installs comes from the mirror (`volcano.repository` and `lws.chart` name "
-                "other sources, or neither is installed), so it and its chart settings change nothing",
-                "remove the per-chart sources to pull both charts from the mirror, or remove `charts`",
-                got=mirror.charts,
-                severity="warning",
-            )
+    if any(installed and reference_host(s.repository or s.chart) == host for s, installed in sources):
+        return []
+    return [
+        Problem(
+            "cluster.mirror.charts",
+            "no chart the stack installs comes from the mirror (`volcano.repository` and `lws.chart` name "
+            "other sources, or neither is installed), so it and its chart settings change nothing",
+            "remove the per-chart sources to pull both charts from the mirror, or remove `charts`",
+            got=mirror.charts,
+            severity="warning",
         )
-    return problems
+    ]
 
 
 def _release_records(spec: PlatformSpec) -> list[Problem]:
@@ -185,14 +196,13 @@ def _chart_settings_unused(spec: PlatformSpec) -> list[Problem]:
 
 
 def _adoption(spec: PlatformSpec) -> list[Problem]:
-    lws = spec.config.lws
-    if not lws.adopt or spec.lws_install:
+    if not spec.config.lws.adopt or spec.lws_install:
         return []
-    why = "`lws.install` is false" if lws.install is False else "no model spans several nodes (`lws.install` unset)"
     return [
         Problem(
             "lws.adopt",
-            f"`adopt` takes over the LWS release, but the stack does not install LWS ({why}), so nothing adopts it "
+            f"`adopt` takes over the LWS release, but the stack does not install LWS ({_lws_not_installed(spec)}), "
+            "so nothing adopts it "
             "and the hand-made release stays unmanaged",
             "remove `adopt`, or set `lws.install: true` to take the release over",
             got=True,

@@ -117,7 +117,7 @@ def env_name_problem(value: str) -> str | None:
     return None
 
 
-# Prometheus' label names (prometheus/common `model/labels.go`, LabelNameRE: what Prometheus 2
+# Prometheus' label names (prometheus/common v0.67.5 `model/labels.go`, LabelNameRE: what Prometheus 2
 # accepts, and 3 with its legacy names); `__` begins the names it reserves for itself.
 _PROMETHEUS_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
@@ -138,8 +138,8 @@ def prometheus_label_value_problem(value: str) -> str | None:
     if len(value) > 1024 or not value.isprintable():
         return "is not one printable line of at most 1024 characters"
     if "{{" in value or "}}" in value:
-        # Prometheus expands a rule's label values as templates (rulefmt checks them), so a stray
-        # brace pair fails the whole rule file.
+        # Prometheus expands a rule's label values as templates (prometheus v0.310.0
+        # `model/rulefmt/rulefmt.go`, testTemplateParsing), so a stray brace pair fails the rule file.
         return "holds `{{` or `}}`, which Prometheus reads as a template in a rule's labels"
     return None
 
