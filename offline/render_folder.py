@@ -57,7 +57,10 @@ def _files(folder: Path) -> set[str]:
 def _written(folder: Path) -> set[str] | None:
     """The files the render that wrote `folder` listed in its marker (None: an older marker
     without the list)."""
-    lines = (folder / MARKER).read_text(errors="replace").splitlines()
+    try:
+        lines = (folder / MARKER).read_text(errors="replace").splitlines()
+    except OSError as error:
+        raise RenderFolderError(f"cannot read {folder / MARKER}: {error.strerror}; fix its permissions") from None
     if not lines or lines[0] != MARKER_HEADER:
         return None
     return set(lines[1:])
