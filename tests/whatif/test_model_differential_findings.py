@@ -184,6 +184,12 @@ FIXED_CLUSTERS = {
 outcome of Volcano's code before the fix named."""
 
 
+RETRY_REPEAT = 64
+"""Volcano's code ends some clusters differently from run to run: cluster 1238 evicts one pod in
+one run of four or five (the model's outcome) and more pods in the others, so eight runs miss the
+model's outcome about one time in six. A cluster missed is run this often again before it counts."""
+
+
 @pytest.fixture(scope="module")
 def engine() -> Path:
     return volcano_engine()
@@ -211,13 +217,20 @@ def test_the_clusters_the_model_missed_now_agree(engine: Path) -> None:
     seeds = sorted(seed for found in FIXED_CLUSTERS.values() for seed in found)
     built = [build(random.Random(seed)) for seed in seeds]
     confs = [policy_conf(policy, hierarchy) for _, policy, hierarchy in built]
-    answers = run_cases(
-        [volcano_case(str(s), objects, conf, 8) for s, (objects, _, _), conf in zip(seeds, built, confs, strict=True)],
-        binary=engine,
-    )
-    missed = [
-        seed
-        for seed, (objects, _, _), conf, answer in zip(seeds, built, confs, answers, strict=True)
-        if model_result(objects, conf) not in volcano_results(objects, answer)
+    models = [model_result(objects, conf) for (objects, _, _), conf in zip(built, confs, strict=True)]
+    cases = [
+        volcano_case(str(s), objects, conf, 8) for s, (objects, _, _), conf in zip(seeds, built, confs, strict=True)
     ]
-    assert not missed, f"the model differs from Volcano's code on clusters {missed}"
+    answers = run_cases(cases, binary=engine)
+    missed = [
+        i
+        for i, ((objects, _, _), answer) in enumerate(zip(built, answers, strict=True))
+        if models[i] not in volcano_results(objects, answer)
+    ]
+    retried = run_cases([{**cases[i], "repeat": RETRY_REPEAT} for i in missed], binary=engine)
+    still = [
+        seeds[i]
+        for i, answer in zip(missed, retried, strict=True)
+        if models[i] not in volcano_results(built[i][0], answer)
+    ]
+    assert not still, f"the model differs from Volcano's code on clusters {still}"
