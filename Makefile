@@ -14,10 +14,10 @@ TOOL   := $(VENV)/bin/volcano-platform
 STACK  ?= dev
 BASE   ?= origin/main
 INSTALLED := $(VENV)/.installed
-export STACK CONFIG BASE FROM MARKDOWN KEEP TIERS SIZE VOLCANO LWS PULUMI PROMETHEUS_OPERATOR KEDA
+export STACK CONFIG BASE FROM MARKDOWN KEEP TIERS SIZE VOLCANO LWS PULUMI PROMETHEUS_OPERATOR KEDA GATEWAY_API_REPOSITORY
 
 .PHONY: render check diff preflight import-topology test quick lint typecheck tools schema golden lock bench \
-	upstream clean volcano-session real-cluster e2e
+	upstream upstream-generated clean volcano-session real-cluster e2e
 
 $(INSTALLED): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,7 +58,7 @@ import-topology: $(INSTALLED)
 lint: $(INSTALLED)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	@if command -v gofmt >/dev/null; then unformatted=$$(gofmt -l volcano-session real-cluster); \
+	@if command -v gofmt >/dev/null; then unformatted=$$(gofmt -l volcano-session real-cluster upstream/generate); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt: $$unformatted"; exit 1; fi; fi
 
 typecheck: $(INSTALLED)
@@ -123,6 +123,12 @@ upstream: $(INSTALLED)
 	if [ -n "$$PULUMI" ]; then $(PY) upstream/fetch.py pulumi "$$PULUMI"; fi
 	if [ -n "$$PROMETHEUS_OPERATOR" ]; then $(PY) upstream/fetch.py prometheus-operator "$$PROMETHEUS_OPERATOR"; fi
 	if [ -n "$$KEDA" ]; then $(PY) upstream/fetch.py keda "$$KEDA"; fi
+
+## upstream-generated: regenerate the Gateway API and inference extension CRDs with their own generators
+##                     at the versions upstream/generate/go.mod pins (needs Go, the Go module proxy and a
+##                     Gateway API git repository: GitHub, or GATEWAY_API_REPOSITORY=<clone or mirror>)
+upstream-generated:
+	upstream/generate/build.sh
 
 ## bench: scale benchmark (SIZE=small|large|huge)
 bench: $(INSTALLED)

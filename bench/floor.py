@@ -88,7 +88,13 @@ def register_generated(reg: Registration, opts: pulumi.ResourceOptions) -> pulum
     if token == "kubernetes:helm.sh/v3:Release":
         return k8s.helm.v3.Release(reg.name, **_kwargs(reg.inputs, ("compat",)), opts=opts)
     if token.startswith(
-        ("kubernetes:core/", "kubernetes:apps/", "kubernetes:scheduling.k8s.io/", "kubernetes:autoscaling/")
+        (
+            "kubernetes:core/",
+            "kubernetes:apps/",
+            "kubernetes:scheduling.k8s.io/",
+            "kubernetes:autoscaling/",
+            "kubernetes:rbac.authorization.k8s.io/",
+        )
     ):
         return _typed_class(token)(reg.name, **_kwargs(reg.inputs), opts=opts)
     custom = k8s.apiextensions.CustomResourcePatch if token.endswith("Patch") else k8s.apiextensions.CustomResource

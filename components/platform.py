@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
+from components.gateway.component import InferenceGateway
 from components.inference.claims import WeightClaims
 from components.inference.model_objects import ModelDependencies
 from components.inference.multi_node import MultiNodeModel
@@ -16,6 +17,7 @@ from components.scheduling.queues import TenantQueues
 from components.scheduling.topology import NetworkTopology
 from components.scheduling.volcano import VolcanoInstall, VolcanoPolicy
 from components.secrets import WorkloadSecrets
+from config.spec.gateway import wake_up_query
 from config.spec.platform import PlatformSpec
 from config.upstream.volcano import FLOOR_TIER_NAMES
 
@@ -57,9 +59,12 @@ class GpuPlatform(pulumi.ComponentResource):
                 secrets=secrets.by_namespace.get(model.namespace, ()),
                 lws=lws.release if lws is not None and model.multi_node else None,
                 observability=spec.config.observability,
+                wake_up=wake_up_query(spec.gateway, model),
             )
             kind = MultiNodeModel if model.multi_node else SingleNodeModel
             kind(f"model-{model.name}", model, deps, child)
+        if spec.gateway is not None:
+            InferenceGateway("gateway", spec, spec.gateway, dict(tenants.namespaces), child)
         if spec.config.observability.enabled:
             Observability("observability", spec, volcano, dict(tenants.namespaces), child)
 

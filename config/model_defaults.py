@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from config.errors import Problem, join_path
+from config.schema.merge import deep_merge
 from config.sections.models import ModelConfig
-from config.spec.merge import deep_merge
 
 
 def apply_model_defaults(raw: dict[str, Any], problems: list[Problem]) -> dict[str, Any]:

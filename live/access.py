@@ -49,6 +49,8 @@ BUILTIN: dict[tuple[str, str], tuple[str, bool]] = {
     ("", "ConfigMap"): ("configmaps", True),
     ("", "PersistentVolumeClaim"): ("persistentvolumeclaims", True),
     ("", "ServiceAccount"): ("serviceaccounts", True),
+    ("rbac.authorization.k8s.io", "Role"): ("roles", True),
+    ("rbac.authorization.k8s.io", "RoleBinding"): ("rolebindings", True),
     ("apps", "Deployment"): ("deployments", True),
     ("apps", "StatefulSet"): ("statefulsets", True),
     ("scheduling.k8s.io", "PriorityClass"): ("priorityclasses", False),

@@ -64,6 +64,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("pod_groups", "PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups"),
     Kind("hyper_nodes", "HyperNode", "topology.volcano.sh", "v1alpha1", "hypernodes"),
     Kind("leader_worker_sets", "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"),
+    Kind("gateway_classes", "GatewayClass", "gateway.networking.k8s.io", "v1", "gatewayclasses"),
+    Kind("gateways", "Gateway", "gateway.networking.k8s.io", "v1", "gateways"),
+    Kind("inference_pools", "InferencePool", "inference.networking.k8s.io", "v1", "inferencepools"),
     Kind("crds", "CustomResourceDefinition", "apiextensions.k8s.io", "v1", "customresourcedefinitions"),
 )
 DUMP_COMMAND = (
@@ -89,6 +92,12 @@ class ClusterState:
     pod_groups: list[dict[str, Any]] = field(default_factory=list)
     hyper_nodes: list[dict[str, Any]] = field(default_factory=list)
     leader_worker_sets: list[dict[str, Any]] = field(default_factory=list)
+    gateway_classes: list[dict[str, Any]] = field(default_factory=list)
+    gateways: list[dict[str, Any]] = field(default_factory=list)
+    inference_pools: list[dict[str, Any]] = field(default_factory=list)
+    """The gateway's: whether its class is Accepted, its listeners, and whether each pool is
+    accepted by the Gateway it is routed from. Not in `DUMP_COMMAND` (kubectl refuses a kind whose
+    CRD is missing): a dump of a cluster with a gateway adds them (docs/operations.md)."""
     crds: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
     """Where the state was read from (for reports)."""

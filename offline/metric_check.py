@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from components.observability.dashboard import CONFIGMAP_NAME, DASHBOARD_FILE
 from config.checks.observability import selected_models, vector_selectors
 from config.spec.platform import PlatformSpec
+from config.upstream.inference_gateway import ROUTER_SERIES
 from config.upstream.vllm_metrics import vllm_series
 from config.upstream.volcano_metrics import KUBE_STATE_METRICS, PROMETHEUS_SERIES, volcano_series
 from offline.manifests import Rendered
@@ -79,6 +80,9 @@ def query_problems(spec: PlatformSpec, query: Query) -> list[str]:
                     f"{query.where}: Volcano does not expose `{name}` with the "
                     f"`{spec.config.volcano.scheduler.queue_plugin}` queue plugin"
                 )
+        elif name in ROUTER_SERIES:
+            if spec.gateway is None:
+                problems.append(f"{query.where}: `{name}` is the gateway router's, and no model is behind the gateway")
         elif name not in KUBE_STATE_METRICS | PROMETHEUS_SERIES:
             problems.append(f"{query.where}: `{name}` is no series this platform knows")
     return problems

@@ -2,14 +2,16 @@
 
 Kubernetes built-ins are checked with `kubernetes-validate`'s schemas (strict: unknown fields are
 errors), one compiled validator per kind. Volcano and LeaderWorkerSet objects are checked against
-the CRDs vendored in `upstream/` for the versions the stack pins (prometheus-operator and KEDA
-objects against the newest vendored version: the stack does not install those), including their
-CEL rules, and unknown fields count as errors too: the API server would silently prune them. A
-rendered custom kind without a vendored CRD is an error, never a skip.
+the CRDs vendored in `upstream/` for the versions the stack pins (prometheus-operator, KEDA, Gateway
+API and inference extension objects against the newest vendored version: the stack does not install
+those), including their CEL rules, and unknown fields count as errors too: the API server would
+silently prune them. A rendered custom kind without a vendored CRD is an error, never a skip.
 """
 
 from __future__ import annotations
 
+import copy
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -21,6 +23,8 @@ from config.spec.platform import PlatformSpec
 from config.stack_file.yaml12 import StackYamlError, load_all_yaml_text, read_yaml
 from config.upstream.lws import LWS_DEFAULT_VERSION
 from config.upstream.vendored import (
+    GATEWAY_API,
+    GATEWAY_API_INFERENCE_EXTENSION,
     KEDA,
     LWS,
     PROMETHEUS_OPERATOR,
@@ -56,10 +60,10 @@ def schema_dirs(spec: PlatformSpec) -> dict[str, Path | None]:
 
 
 def _external_schema_dirs() -> dict[str, Path | None]:
-    """prometheus-operator and KEDA: the stack renders their objects but installs neither, so it
-    validates against the newest version vendored."""
+    """prometheus-operator, KEDA, the inference extension and Gateway API: the stack renders their
+    objects but installs none of them, so it validates against the newest version vendored."""
     out: dict[str, Path | None] = {}
-    for project in (PROMETHEUS_OPERATOR, KEDA):
+    for project in (PROMETHEUS_OPERATOR, KEDA, GATEWAY_API_INFERENCE_EXTENSION, GATEWAY_API):
         newest = newest_vendored(project)
         if newest is not None:
             out[f"{project} {newest[0]}"] = newest[1]
@@ -125,22 +129,89 @@ def _structural(schema: Any) -> Any:
     return out
 
 
+def _defaulted(instance: Any, schema: Any) -> Any:
+    """`instance` with the schema's defaults filled in, as the API server defaults a custom object
+    before it validates it (a default inside a default included; `null` in a field that is not
+    `nullable` is dropped and defaulted). CEL rules count on it: Gateway API's read `p.kind`, which
+    only a default sets."""
+    if isinstance(instance, dict) and isinstance(schema, dict):
+        properties = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        out = {}
+        for key, value in instance.items():
+            sub = properties.get(key, extra if isinstance(extra, dict) else {})
+            if not (value is None and "default" in sub and not sub.get("nullable")):
+                out[key] = _defaulted(value, sub)
+        for key, sub in properties.items():
+            if key not in out and "default" in sub:
+                out[key] = _defaulted(copy.deepcopy(sub["default"]), sub)
+        return out
+    if isinstance(instance, list) and isinstance(schema, dict):
+        return [_defaulted(item, schema.get("items", {})) for item in instance]
+    return instance
+
+
+# How a rule names a property (k8s.io/apiserver v0.35.2 pkg/cel/escaping.go): a CEL reserved word
+# is `__<word>__` (`self.__namespace__`), and `__`, `.`, `-`, `/` in a name are `__underscores__`,
+# `__dot__`, `__dash__`, `__slash__`. Keys of a map (`additionalProperties`) are not escaped.
+_CEL_RESERVED = frozenset(
+    {"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function", "if"}
+    | {"import", "let", "loop", "package", "namespace", "return", "var", "void", "while"}
+)
+_CEL_ESCAPES = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
+_CEL_ESCAPED = re.compile(r"__|[-./]")
+_OLD_SELF = re.compile(r"\boldSelf\b")
+
+
+def _cel_property(name: str) -> str:
+    if name in _CEL_RESERVED:
+        return f"__{name}__"
+    return _CEL_ESCAPED.sub(lambda m: _CEL_ESCAPES[m.group()], name)
+
+
+def _cel_view(instance: Any, schema: Any) -> Any:
+    """`instance` as a CEL rule sees it: declared properties under their escaped names."""
+    if isinstance(instance, dict) and isinstance(schema, dict):
+        properties = schema.get("properties")
+        if properties:
+            return {_cel_property(k): _cel_view(v, properties.get(k, {})) for k, v in instance.items()}
+        extra = schema.get("additionalProperties")
+        return {k: _cel_view(v, extra) for k, v in instance.items()} if isinstance(extra, dict) else instance
+    if isinstance(instance, list) and isinstance(schema, dict):
+        return [_cel_view(item, schema.get("items", {})) for item in instance]
+    return instance
+
+
+def _cel_split(text: Any, separator: Any) -> Any:
+    """Kubernetes' CEL strings library: `'a/b'.split('/')` (Gateway API's label and annotation keys)."""
+    from celpy import celtypes
+
+    return celtypes.ListType([celtypes.StringType(part) for part in str(text).split(str(separator))])
+
+
 @lru_cache(maxsize=256)
 def _cel_program(rule: str) -> Any:
     import celpy
 
     env = celpy.Environment()
-    return env.program(env.compile(rule))
+    return env.program(env.compile(rule), functions={"split": _cel_split})
 
 
 def _cel_keyword(validator: Any, rules: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    """jsonschema keyword for `x-kubernetes-validations` (CEL rules on `self`)."""
+    """jsonschema keyword for `x-kubernetes-validations` (CEL rules on `self`). A transition rule
+    (one that reads `oldSelf`) is left out: the API server runs it on updates only, against the
+    object stored, which a render does not have."""
     import celpy
     from jsonschema.exceptions import ValidationError
 
+    view = None
     for rule in rules:
+        if _OLD_SELF.search(rule["rule"]):
+            continue
         try:
-            result = _cel_program(rule["rule"]).evaluate({"self": celpy.json_to_cel(instance)})
+            if view is None:
+                view = celpy.json_to_cel(_cel_view(instance, schema))
+            result = _cel_program(rule["rule"]).evaluate({"self": view})
         except Exception as exc:  # a rule that cannot be evaluated is reported, not ignored
             yield ValidationError(f"CEL rule `{rule['rule']}` could not be evaluated: {exc}")
             continue
@@ -166,15 +237,15 @@ def _custom_validator(schema: dict[str, Any]) -> Any:
     return entry[1]
 
 
-def _issues(obj: RenderedObject, validator: Any) -> list[SchemaIssue]:
+def _issues(obj: RenderedObject, validator: Any, instance: Any) -> list[SchemaIssue]:
     return [
         SchemaIssue(obj.file, ".".join(str(p) for p in error.absolute_path), error.message)
-        for error in sorted(validator.iter_errors(obj.manifest), key=lambda e: list(map(str, e.absolute_path)))
+        for error in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
     ]
 
 
 def validate_custom(obj: RenderedObject, schema: dict[str, Any]) -> list[SchemaIssue]:
-    issues = _issues(obj, _custom_validator(schema))
+    issues = _issues(obj, _custom_validator(schema), _defaulted(obj.manifest, schema))
     name = obj.name
     problem = dns_1035_problem(name) if obj.kind == "LeaderWorkerSet" else dns_subdomain_problem(name)
     if problem:
@@ -186,8 +257,6 @@ def validate_custom(obj: RenderedObject, schema: dict[str, Any]) -> list[SchemaI
 def _builtin_validator(kubernetes_version: str, api_version: str, kind: str) -> Any:
     """kubernetes-validate's strict schema for one kind, compiled once (the library itself
     re-reads its definitions file for every object)."""
-    import re
-
     from jsonschema.validators import Draft202012Validator
     from kubernetes_validate.utils import all_versions, major_minor, schema_contents
     from referencing import Registry, Resource
@@ -214,9 +283,12 @@ def validate_builtin(obj: RenderedObject, kubernetes_version: str) -> list[Schem
     return [] if error is None else [SchemaIssue(obj.file, ".".join(str(p) for p in error.path), error.message)]
 
 
-def is_custom(api_version: str) -> bool:
+def is_custom(api_version: str, crd_groups: Iterable[str] = ()) -> bool:
+    """Whether a CRD defines the kind: its group is one of `crd_groups` (the vendored CRDs'), or is
+    no Kubernetes group (those have no dot, `apps`, or end in `.k8s.io`; approved CRDs such as
+    Gateway API's `gateway.networking.k8s.io` do too, hence the vendored groups first)."""
     group = api_version.split("/")[0] if "/" in api_version else ""
-    return "." in group and not group.endswith(".k8s.io")
+    return group in crd_groups or ("." in group and not group.endswith(".k8s.io"))
 
 
 @dataclass
@@ -241,10 +313,11 @@ def validate_objects(
     (`schema_dirs(spec)`; default: the versions the program pins)."""
     dirs = default_schema_dirs() if dirs is None else dirs
     schemas = crd_schemas(d for d in dirs.values() if d is not None)
+    crd_groups = {api_version.split("/")[0] for api_version, _ in schemas}
     issues: list[SchemaIssue] = []
     checked = 0
     for obj in objects:
-        if is_custom(obj.api_version):
+        if is_custom(obj.api_version, crd_groups):
             schema = schemas.get((obj.api_version, obj.kind))
             if schema is None:
                 missing = [f"`{name}`: `{fetch_command(*name.split())}`" for name, d in dirs.items() if d is None]

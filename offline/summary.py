@@ -73,8 +73,9 @@ def _observability(spec: PlatformSpec, rendered: Rendered) -> list[str]:
     lines = [
         "## Observability",
         "",
-        f"- monitors labelled {_labels(observability.labels)}: {sum(o.kind == 'PodMonitor' for o in rendered.objects)} "
-        f"model(s){', the Volcano scheduler and controller' if observability.volcano else ''}, every "
+        f"- monitors labelled {_labels(observability.labels)}: {len(spec.models)} model(s)"
+        f"{f', {len(spec.gateway.models)} router(s)' if spec.gateway else ''}"
+        f"{', the Volcano scheduler and controller' if observability.volcano else ''}, every "
         f"{observability.scrape_interval_seconds}s",
         f"- Prometheus for autoscalers: {observability.query_url}",
     ]
@@ -94,6 +95,37 @@ def _observability(spec: PlatformSpec, rendered: Rendered) -> list[str]:
         lines += [f"  - `{m.name}`: {_replicas_text(m.config)}" for m in scaled]
     lines.append("")
     return lines
+
+
+def _gateway(spec: PlatformSpec) -> list[str]:
+    """Who reaches which model through the gateway, at which band: what a reviewer checks against
+    the tenants' agreements."""
+    gateway = spec.gateway
+    if gateway is None:
+        return []
+    shared = gateway.config.gateway
+    where = f"`{shared.namespace}/{shared.name}`" + (
+        " (existing)" if shared.existing else f", class `{gateway.config.class_name}`"
+    )
+    flow = gateway.config.router.flow_control
+    lines = [
+        "## Inference gateway",
+        "",
+        f"Gateway {where}. Request bands rank the PriorityClasses around `{gateway.baseline}` (band 0); "
+        + (
+            f"flow control holds requests up to {gateway.queue_timeout_seconds}s, {flow.fairness} between the "
+            "tenants of a band."
+            if flow.enabled
+            else "flow control is off."
+        ),
+        "",
+    ]
+    rows = [
+        [f"`{model}`", f"`{c.tenant}`", f"`{c.priority_class}`", str(c.band), ", ".join(c.hostnames)]
+        for model, consumers in gateway.consumers.items()
+        for c in consumers
+    ]
+    return [*lines, *_table(["model", "tenant", "class", "band", "hostnames"], rows), ""]
 
 
 def _hypernode_names(spec: PlatformSpec) -> str:
@@ -275,6 +307,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         lines += [f"- `{entry['import']}` ({entry['type'].rsplit(':', 1)[-1]}): {entry['file']}" for entry in imports]
         lines.append("")
 
+    lines += _gateway(spec)
     lines += _observability(spec, rendered)
 
     lines += ["## Images", "", "Every image the stack pulls is listed in [images.txt](images.txt), for mirroring:", ""]

@@ -24,7 +24,7 @@ from whatif.scheduler.model import ALLOCATED, BINDING, PENDING, PIPELINED, RELEA
 from whatif.scheduler.queues import QueuePlugin
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT, lowest_containing
-from whatif.workload import build_session
+from whatif.workload import build_session, waking_note
 
 MAX_CYCLES = 8
 FITS, EVICTS, WAITS, NEVER = "fits", "fits-after-eviction", "waits", "never"
@@ -302,6 +302,7 @@ def verdict_of(
             domain_of(session, {t.node for t in tasks}),
             victims,
             headroom=headroom,
+            note=waking_note(model),
         )
     if empty is not None and not runs(empty[0], empty[1][model.name]):
         alone = empty[0]
@@ -317,4 +318,4 @@ def verdict_of(
         j for u in jobs.jobs if (j := session.jobs[u]) and any(t.status != RUNNING for t in j.tasks if t.uid in wanted)
     )
     why = reasons.reason_for(session, stuck, model, spec, empty=False)
-    return Verdict(model.name, WAITS, victims=victims, reason=f"{why.text} (`{why.key}`)")
+    return Verdict(model.name, WAITS, victims=victims, reason=f"{why.text} (`{why.key}`)", note=waking_note(model))

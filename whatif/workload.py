@@ -58,21 +58,37 @@ def rendered_index(rendered: Rendered) -> Index:
 
 
 def pod_templates(model: ModelSpec, rendered: Index) -> tuple[list[dict[str, Any]], int, int] | None:
-    """(pod templates of one replica, replicas, pods per replica) of the rendered workload."""
+    """(pod templates of one replica, replicas, pods per replica) of the rendered workload. A model
+    that sleeps at zero replicas counts as awake at its maximum: at zero it would always "fit", and
+    what the reader needs is whether it can wake."""
     for kind in ("Deployment", "LeaderWorkerSet"):
         manifest = rendered.get((kind, model.namespace, model.name))
         if manifest is None:
             continue
         spec = manifest.get("spec") or {}
+        replicas = int(spec.get("replicas", model.config.replicas))
+        if wakes_from_zero(model):
+            replicas = model.config.planned_replicas
         if kind == "Deployment":
-            return [spec.get("template") or {}], int(spec.get("replicas", model.config.replicas)), 1
-        else:
-            lws = spec.get("leaderWorkerTemplate") or {}
-            size = int(lws.get("size", 1))
-            worker = lws.get("workerTemplate") or {}
-            leader = lws.get("leaderTemplate") or worker
-            return [leader] + [worker] * (size - 1), int(spec.get("replicas", model.config.replicas)), size
+            return [spec.get("template") or {}], replicas, 1
+        lws = spec.get("leaderWorkerTemplate") or {}
+        size = int(lws.get("size", 1))
+        worker = lws.get("workerTemplate") or {}
+        leader = lws.get("leaderTemplate") or worker
+        return [leader] + [worker] * (size - 1), replicas, size
     return None
+
+
+def wakes_from_zero(model: ModelSpec) -> bool:
+    scaling = model.config.autoscaling
+    return scaling is not None and scaling.min_replicas == 0
+
+
+def waking_note(model: ModelSpec) -> str:
+    """What a verdict of a model that sleeps at zero is about."""
+    if not wakes_from_zero(model):
+        return ""
+    return f"sleeps at zero replicas; judged awake at its maximum ({model.config.planned_replicas})"
 
 
 def _new_pod(model: ModelSpec, template: dict[str, Any], name: str, labels: dict[str, str]) -> dict[str, Any]:

@@ -58,7 +58,11 @@ def _number(value: float) -> str:
     return format_amount(Decimal(str(value)))
 
 
-def scaled_object_manifest(model: ModelSpec, observability: ObservabilityConfig) -> dict[str, Any]:
+def scaled_object_manifest(
+    model: ModelSpec, observability: ObservabilityConfig, wake_up: str | None = None
+) -> dict[str, Any]:
+    """`wake_up`: the query of the requests the model's router holds, which wakes a model behind
+    the gateway from zero when the stack gives no `activation` of its own."""
     scaling = _scaling(model)
     triggers: list[dict[str, Any]] = [
         {
@@ -81,6 +85,19 @@ def scaled_object_manifest(model: ModelSpec, observability: ObservabilityConfig)
                     "query": scaling.activation.query,
                     "threshold": ACTIVATION_ONLY_THRESHOLD,
                     "activationThreshold": _number(scaling.activation.threshold),
+                },
+            }
+        )
+    elif wake_up is not None and scaling.min_replicas == 0:
+        triggers.append(
+            {
+                "type": "prometheus",
+                "name": "wake-up",
+                "metadata": {
+                    "serverAddress": observability.query_url,
+                    "query": wake_up,
+                    "threshold": ACTIVATION_ONLY_THRESHOLD,
+                    "activationThreshold": "0",
                 },
             }
         )
@@ -124,7 +141,9 @@ def hpa_manifest(model: ModelSpec) -> dict[str, Any]:
     }
 
 
-def autoscaler_manifest(model: ModelSpec, observability: ObservabilityConfig) -> dict[str, Any]:
+def autoscaler_manifest(
+    model: ModelSpec, observability: ObservabilityConfig, wake_up: str | None = None
+) -> dict[str, Any]:
     if _scaling(model).engine == "hpa":
         return hpa_manifest(model)
-    return scaled_object_manifest(model, observability)
+    return scaled_object_manifest(model, observability, wake_up)

@@ -27,6 +27,8 @@ class ModelDependencies:
     secrets: Sequence[pulumi.Resource] = ()
     lws: pulumi.Resource | None = None
     observability: ObservabilityConfig | None = None
+    wake_up: str | None = None
+    """The query of the requests its router holds (a model behind the gateway)."""
 
     def resources(self) -> list[pulumi.Resource]:
         return [self.namespace, self.queue, self.priority_class, *self.secrets]
@@ -57,14 +59,12 @@ def kind_change_alias(opts: pulumi.ResourceOptions | None, previous_type: str) -
     return merged(opts or pulumi.ResourceOptions(), pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=previous_type)]))
 
 
-def register_autoscaler(
-    name: str, model: ModelSpec, observability: ObservabilityConfig | None, opts: pulumi.ResourceOptions
-) -> None:
+def register_autoscaler(name: str, model: ModelSpec, deps: ModelDependencies, opts: pulumi.ResourceOptions) -> None:
     """The model's KEDA ScaledObject or HPA, once its workload exists. The workload is rendered
     without `replicas`, which the autoscaler owns."""
-    if model.config.autoscaling is None or observability is None:
+    if model.config.autoscaling is None or deps.observability is None:
         return
-    manifest = autoscaler_manifest(model, observability)
+    manifest = autoscaler_manifest(model, deps.observability, deps.wake_up)
     if manifest["kind"] == "HorizontalPodAutoscaler":
         KubernetesResource(f"{name}-hpa", HORIZONTAL_POD_AUTOSCALER, manifest, opts)
     else:

@@ -54,5 +54,5 @@ class MultiNodeModel(pulumi.ComponentResource):
                 autoscaled_options(model),
             ),
         )
-        register_autoscaler(name, model, deps.observability, pulumi.ResourceOptions(parent=self, depends_on=[lws]))
+        register_autoscaler(name, model, deps, pulumi.ResourceOptions(parent=self, depends_on=[lws]))
         self.register_outputs({"service": register_service(name, model, child)})

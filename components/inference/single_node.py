@@ -45,7 +45,5 @@ class SingleNodeModel(pulumi.ComponentResource):
                 autoscaled_options(model),
             ),
         )
-        register_autoscaler(
-            name, model, deps.observability, pulumi.ResourceOptions(parent=self, depends_on=[deployment])
-        )
+        register_autoscaler(name, model, deps, pulumi.ResourceOptions(parent=self, depends_on=[deployment]))
         self.register_outputs({"service": register_service(name, model, child)})

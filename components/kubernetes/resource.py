@@ -116,6 +116,20 @@ HORIZONTAL_POD_AUTOSCALER = _built_in(
         "kubernetes:autoscaling/v2beta2:HorizontalPodAutoscaler",
     ),
 )
+SERVICE_ACCOUNT = _built_in("v1", "ServiceAccount")
+ROLE = _built_in(
+    "rbac.authorization.k8s.io/v1",
+    "Role",
+    aliases=("kubernetes:rbac.authorization.k8s.io/v1alpha1:Role", "kubernetes:rbac.authorization.k8s.io/v1beta1:Role"),
+)
+ROLE_BINDING = _built_in(
+    "rbac.authorization.k8s.io/v1",
+    "RoleBinding",
+    aliases=(
+        "kubernetes:rbac.authorization.k8s.io/v1alpha1:RoleBinding",
+        "kubernetes:rbac.authorization.k8s.io/v1beta1:RoleBinding",
+    ),
+)
 HELM_RELEASE = KubernetesType("kubernetes:helm.sh/v3:Release", {"compat": "true"})
 """A Helm release the provider installs with Helm's own library (hooks included)."""
 

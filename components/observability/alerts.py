@@ -18,6 +18,7 @@ from config.schema.quantity import quantity_value
 from config.sections.observability import AlertsConfig
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
+from config.upstream.inference_gateway import QUEUE_DURATION_METRIC, QUEUE_SIZE_METRIC
 from config.upstream.monitoring import MONITORING_API_VERSION
 from config.upstream.vllm_metrics import kv_cache_usage_metric
 from config.upstream.volcano import VOLCANO_METRICS_SERVICES, VOLCANO_NAMESPACE
@@ -25,6 +26,9 @@ from config.upstream.volcano import VOLCANO_METRICS_SERVICES, VOLCANO_NAMESPACE
 RULE_NAME = "volcano-platform"
 MODEL_GROUP = "volcano-platform.models"
 SCHEDULER_GROUP = "volcano-platform.scheduler"
+GATEWAY_GROUP = "volcano-platform.gateway"
+QUEUE_SECONDS_ALERT = 30
+"""The 90th percentile of the gateway's queue time an interactive request should not exceed."""
 
 
 def one_of(values: Iterable[str]) -> str:
@@ -318,10 +322,66 @@ def scheduler_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     return alerts
 
 
+def gateway_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
+    """What the routers of the models behind the gateway see: requests held past a model's load,
+    requests given up, and a queue that users feel (v1.4.0 `pkg/epp/metrics/metrics.go`)."""
+    gateway = spec.gateway
+    if gateway is None or not gateway.config.router.flow_control.enabled:
+        return []
+    config = spec.config.observability.alerts
+    pools = f"inference_pool{one_of(gateway.models)}"
+    held_minutes = max(5, -(-gateway.queue_timeout_seconds // 60))
+    return [
+        _alert(
+            config,
+            "InferenceRequestsHeld",
+            f"sum by (namespace, inference_pool) ({QUEUE_SIZE_METRIC}{{{pools}}}) > 0",
+            held_minutes,
+            "warning",
+            "{{ $value }} requests wait in the router of {{ $labels.namespace }}/{{ $labels.inference_pool }}",
+            "The model's router has held requests for longer than a model behind the gateway may take to load: "
+            "every replica is busy, or the model does not wake from zero.",
+            "Check the model's replicas (`kubectl get pods -n <namespace>`) and its ScaledObject's wake-up "
+            "trigger (`kubectl describe scaledobject`); add replicas or raise autoscaling.maxReplicas.",
+        ),
+        _alert(
+            config,
+            "InferenceRequestsDropped",
+            f"sum by (namespace, inference_pool, priority, outcome) (rate({QUEUE_DURATION_METRIC}_count"
+            f'{{{pools},outcome=~"Rejected.*|Evicted.*"}}[5m])) > 0',
+            5,
+            "warning",
+            "Requests of band {{ $labels.priority }} to {{ $labels.inference_pool }} end {{ $labels.outcome }}",
+            "The router gives up requests: RejectedCapacity (a band's queue is full), EvictedTTL (held past "
+            "gateway.router.flowControl.queueTimeoutSeconds), EvictedContextCancelled (the client left first).",
+            "Add replicas; for EvictedTTL on a model that scales from zero, check that it loads within the queue's "
+            "timeout; for RejectedCapacity raise flowControl.maxBytesPerBand.",
+        ),
+        _alert(
+            config,
+            "InferenceQueueTimeHigh",
+            f"histogram_quantile(0.9, sum by (le, namespace, inference_pool, priority) (rate({QUEUE_DURATION_METRIC}"
+            f'_bucket{{{pools},outcome="Dispatched"}}[5m]))) > {QUEUE_SECONDS_ALERT}',
+            10,
+            "warning",
+            "Requests of band {{ $labels.priority }} to {{ $labels.inference_pool }} wait "
+            "{{ $value | humanizeDuration }} (p90)",
+            f"One request in ten waited more than {QUEUE_SECONDS_ALERT} seconds in the router's queue before a "
+            "replica took it: the model is short of replicas for that band.",
+            "Add replicas (or raise autoscaling.maxReplicas); if a lower band waits behind a busy higher one, "
+            "that is the order the tenants' PriorityClasses ask for.",
+        ),
+    ]
+
+
 def prometheus_rule_manifest(spec: PlatformSpec) -> dict[str, Any]:
     groups = [
         {"name": name, "rules": rules}
-        for name, rules in ((MODEL_GROUP, model_alerts(spec)), (SCHEDULER_GROUP, scheduler_alerts(spec)))
+        for name, rules in (
+            (MODEL_GROUP, model_alerts(spec)),
+            (GATEWAY_GROUP, gateway_alerts(spec)),
+            (SCHEDULER_GROUP, scheduler_alerts(spec)),
+        )
         if rules
     ]
     return {

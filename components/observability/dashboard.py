@@ -15,6 +15,7 @@ from typing import Any
 from components.observability.alerts import one_of
 from config.platform_labels import MANAGED_BY, MODEL_METRIC_LABEL
 from config.spec.platform import PlatformSpec
+from config.upstream.inference_gateway import QUEUE_DURATION_METRIC, QUEUE_SIZE_METRIC
 from config.upstream.vllm_metrics import kv_cache_usage_metric
 from config.upstream.volcano_metrics import VOLCANO_SCALAR_MILLI
 
@@ -117,6 +118,48 @@ def _unschedulable_query(spec: PlatformSpec) -> str:
     return f"max by (job_id) (volcano_unschedule_task_count{selector}) > 0"
 
 
+def _gateway_row(layout: _Layout, pools: tuple[str, ...]) -> None:
+    """The routers' queues per band and tenant: who waits, how long, and what is given up. One
+    row over every pool behind the gateway, a series per pool and band (bands are few)."""
+    selector = f"{{inference_pool{one_of(pools)}}}"
+    duration = QUEUE_DURATION_METRIC
+    layout.row("Inference gateway")
+    layout.graph(
+        "Requests held, per pool and band",
+        "short",
+        8,
+        [
+            (
+                f"sum by (inference_pool, priority) ({QUEUE_SIZE_METRIC}{selector})",
+                "{{inference_pool}} band {{priority}}",
+            )
+        ],
+    )
+    layout.graph(
+        "Time in the queue, p90 per pool and band",
+        "s",
+        8,
+        [
+            (
+                "histogram_quantile(0.9, sum by (le, inference_pool, priority) "
+                f"(rate({duration}_bucket{selector}[5m])))",
+                "{{inference_pool}} band {{priority}}",
+            )
+        ],
+    )
+    layout.graph(
+        "Requests per tenant and outcome",
+        "reqps",
+        8,
+        [
+            (
+                f"sum by (fairness_id, outcome) (rate({duration}_count{selector}[5m]))",
+                "{{fairness_id}} {{outcome}}",
+            )
+        ],
+    )
+
+
 def dashboard(spec: PlatformSpec) -> dict[str, Any]:
     observability = spec.config.observability
     layout = _Layout({"type": "prometheus", "uid": observability.dashboard.datasource_uid})
@@ -208,6 +251,9 @@ def dashboard(spec: PlatformSpec) -> dict[str, Any]:
             ],
         )
         layout.graph("KV-cache usage", "percentunit", 12, [(_kv_cache_query(spec), "{{pod}}")])
+
+    if spec.gateway is not None and spec.gateway.config.router.flow_control.enabled:
+        _gateway_row(layout, spec.gateway.models)
 
     variables = []
     if queues:

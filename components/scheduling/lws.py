@@ -9,9 +9,9 @@ import pulumi
 from components.kubernetes.objects import installed_chart
 from components.kubernetes.resource import KubernetesResource
 from components.secrets import chart_login, platform_pull_secret
+from config.schema.merge import deep_merge
 from config.sections.stack import StackConfig
 from config.spec.images import lws_chart, lws_image_repository, lws_pull_secret
-from config.spec.merge import deep_merge
 from config.spec.platform import PlatformSpec
 from config.upstream.lws import LWS_NAMESPACE, LWS_RELEASE
 from config.upstream.volcano import VOLCANO_SCHEDULER_NAME

@@ -11,9 +11,9 @@ from typing import Any
 
 from components.kubernetes.yaml_text import dump
 from components.scheduling.controller_conf import controller_conf
+from config.schema.merge import deep_merge
 from config.sections.volcano import ResourceRequirements
 from config.spec.images import volcano_image_registry, volcano_image_tag, volcano_pull_secret
-from config.spec.merge import deep_merge
 from config.spec.platform import PlatformSpec
 from config.spec.scheduler_conf import scheduler_conf
 from config.upstream.volcano import VOLCANO_METRICS_SERVICES

@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterable
 
 from config.checks.charts import check_charts
 from config.checks.credentials import check_plain_credentials, check_registries, check_secret_names
-from config.checks.eviction import check_eviction
+from config.checks.eviction import check_eviction, check_priority_classes
+from config.checks.gateway import check_gateway
 from config.checks.installs import check_images, check_installs, check_upstream_versions
 from config.checks.models import check_models
 from config.checks.names import check_names, check_resource_names
 from config.checks.observability import check_observability
-from config.checks.priority import check_priority_classes
 from config.checks.queues import check_queue_capacity, check_queues
 from config.checks.scheduler import check_scheduler
 from config.checks.security import check_pod_security
@@ -44,6 +44,7 @@ CHECKS: tuple[Check, ...] = (
     check_plain_credentials,
     check_queue_capacity,
     check_observability,
+    check_gateway,
     check_accelerator,
     check_host_paths,
     check_weight_claims,

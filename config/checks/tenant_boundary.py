@@ -40,6 +40,7 @@ class Grant:
     registries: frozenset[str]
     networks: frozenset[str]
     namespaces: frozenset[str]
+    hostnames: frozenset[str]
     parents: frozenset[str]
 
     def key(self, field: str) -> str:
@@ -75,6 +76,7 @@ def grant_of(spec: PlatformSpec, tenant: str) -> Grant:
         registries=frozenset(pick("registries", ())),
         networks=frozenset(pick("networks", ())),
         namespaces=frozenset(pick("namespaces", ())),
+        hostnames=frozenset(pick("hostnames", ())),
         parents=frozenset(pick("parents", ())),
     )
 
@@ -145,6 +147,7 @@ def _tenant(
             f"remove the label, or have the platform team set {grant.key('podSecurity')}",
             got=level,
         )
+    yield from _gateway(spec, grant, path, _mapping(raw.get("gateway")))
     if "namespaces" in raw:
         for index, namespace in enumerate(config.namespaces or ()):
             own = namespace == tenant or namespace.startswith(f"{tenant}-")
@@ -155,6 +158,33 @@ def _tenant(
                     f"name it `{tenant}-...`, or have the platform team grant it in {grant.key('namespaces')}",
                     got=namespace,
                 )
+
+
+def _gateway(spec: PlatformSpec, grant: Grant, path: str, written: Mapping[str, Any]) -> Iterator[Problem]:
+    """A tenant file may order its requests only by a class it may run models at, and may claim
+    only hostnames under its own (`<tenant>.<gateway.domain>`) or granted: another would take a
+    name the platform or another team serves."""
+    entry = spec.config.tenants[grant.tenant].gateway
+    if "priorityClass" in written and entry.priority_class not in grant.priority_classes:
+        allowed = ", ".join(f"`{c}`" for c in grant.priority_classes) or "none"
+        yield Problem(
+            join_path(path, "gateway", "priorityClass"),
+            f"a tenant file's requests may use the priority classes {allowed}",
+            f"use one of them, or have the platform team grant it in {grant.key('priorityClasses')}",
+            got=entry.priority_class,
+        )
+    domain = spec.config.gateway.domain if spec.config.gateway is not None else None
+    own = f"{grant.tenant}.{domain}" if domain else None
+    for index, hostname in enumerate(entry.hostnames if "hostnames" in written else ()):
+        mine = own is not None and (hostname == own or hostname.endswith(f".{own}"))
+        if not mine and hostname not in grant.hostnames:
+            yield Problem(
+                join_path(path, "gateway", "hostnames", index),
+                "a tenant file may claim only its own hostnames "
+                f"({f'`{own}` and `*.{own}`' if own else 'none without `gateway.domain`'})",
+                f"use one of them, or have the platform team grant it in {grant.key('hostnames')}",
+                got=hostname,
+            )
 
 
 def _quotas(grant: Grant, path: str, written: Mapping[str, Any], quota: Any) -> Iterator[Problem]:

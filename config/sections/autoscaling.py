@@ -67,7 +67,8 @@ def promql_problem(query: str) -> str | None:
 
 class AutoscalingConfig(ConfigModel):
     min_replicas: Annotated[int, Field(ge=0, le=10_000)] = 1
-    """Fewest replicas. `0` lets the model scale to zero (KEDA only; needs `activation`)."""
+    """Fewest replicas. `0` lets the model scale to zero (KEDA only; needs `activation`, or the
+    model behind the gateway)."""
     max_replicas: Annotated[int, Field(ge=1, le=10_000)]
     """Most replicas; placement and queue quota checks count this many. For a soft-placed
     multi-node model, a peak above what fits the leaves (one replica per leaf domain) is warned
@@ -83,7 +84,8 @@ class AutoscalingConfig(ConfigModel):
     hpa_metric_name: Annotated[str, Field(min_length=1), AfterValidator(_metric_name)] | None = None
     """(hpa) Name under which the custom-metrics adapter serves the metric."""
     activation: ActivationTrigger | None = None
-    """(keda) What wakes the model from zero replicas; required with `minReplicas: 0`."""
+    """(keda) What wakes the model from zero replicas; required with `minReplicas: 0` unless the
+    model is behind the gateway (`gateway.enabled`), whose router's queue of held requests wakes it."""
     polling_interval_seconds: Annotated[int, Field(ge=5, le=3600)] = 30
     """(keda) How often KEDA queries Prometheus. Shorter than `observability.scrapeIntervalSeconds`
     is warned about."""
@@ -127,10 +129,4 @@ class AutoscalingConfig(ConfigModel):
                 )
         elif self.hpa_metric_name is not None:
             raise invalid("`hpaMetricName` is an HPA setting", "remove it, or use `engine: hpa`")
-        if self.engine == "keda" and self.min_replicas == 0 and self.activation is None:
-            raise invalid(
-                "with minReplicas 0 no vLLM pod runs, so no vLLM metric can wake the model",
-                "set `activation.query` to a series that exists without the model (a gateway's request "
-                "rate), or `minReplicas: 1`",
-            )
         return self

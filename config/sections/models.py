@@ -24,6 +24,7 @@ from config.schema.names import (
 )
 from config.schema.quantity import Quantity
 from config.sections.autoscaling import AutoscalingConfig
+from config.sections.gateway import ModelGatewayConfig
 from config.sections.model_source import AbsolutePath, ModelSource
 from config.sections.volcano import Toleration
 
@@ -278,6 +279,9 @@ class ModelConfig(ConfigModel):
     Deployment's selector) must already match, or the object must be recreated (`preflight`
     lists both). `podGroup` is refused where the platform makes none (single-node models, LWS
     gang scheduling, zero replicas)."""
+    gateway: ModelGatewayConfig = ModelGatewayConfig()
+    """Serve the model through the inference gateway (`gateway` section): an InferencePool over
+    its serving pods, a router of its own, a route per consuming tenant."""
     labels: dict[LabelKey, LabelValue] = {}
     """Extra labels on the workload and its pods."""
     annotations: dict[LabelKey, str] = {}

@@ -1,15 +1,16 @@
-"""The whole stack config: every top-level key of `Pulumi.<stack>.yaml` under `volcano-platform:`."""
+"""The whole stack config: every top-level key of `Pulumi.<stack>.yaml` under `volcano-platform:`,
+and `include`, the files of the repository that hold some of its sections."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 
 from config.schema.base import ConfigModel
 from config.schema.names import DnsLabel, ModelName, PriorityClassName, SecretName, TenantName
 from config.sections.cluster import ClusterConfig
-from config.sections.include import IncludeConfig
+from config.sections.gateway import GatewayConfig
 from config.sections.lws import LwsConfig
 from config.sections.models import ModelConfig
 from config.sections.observability import ObservabilityConfig
@@ -20,6 +21,27 @@ from config.sections.tenant_policy import TenantPolicyConfig
 from config.sections.tenants import DefaultQueuePatch, TenantConfig
 from config.sections.topology import TopologyConfig
 from config.sections.volcano import VolcanoConfig
+from config.stack_file.includes import MAX_PATTERN_LENGTH
+
+IncludePattern = Annotated[str, Field(min_length=1, max_length=MAX_PATTERN_LENGTH)]
+
+
+class IncludeConfig(ConfigModel):
+    """Files whose sections join the stack's config. Paths are relative to the folder of the stack
+    file (the project directory for committed stacks) and stay inside it: no absolute paths, no
+    `..`, no links out; `*` and `?` match within one path component. The CLI hands the stack
+    file's config to the program in one environment variable, limited to 128 KiB; files are read
+    by the program itself, so a stack of any size stays under the limit."""
+
+    files: tuple[IncludePattern, ...] = ()
+    """Files holding any sections of the stack (`topology: ...`, `models: ...`). Entries of
+    `tenants`, `models`, `priorityClasses` and `registries` join those of the stack file and the
+    other files (a name defined twice is an error naming both places); any other section is written
+    in one place only."""
+    tenants: tuple[IncludePattern, ...] = ()
+    """Tenant files: each holds one tenant under `tenants` and that tenant's models under `models`
+    (a model's `tenant` defaults to it and may not name another), nothing else. With one file per
+    tenant, a `CODEOWNERS` line per file lets each tenant team review its own changes."""
 
 
 class StackConfig(ConfigModel):
@@ -60,6 +82,10 @@ class StackConfig(ConfigModel):
     """Served models keyed by workload name."""
     observability: ObservabilityConfig = ObservabilityConfig()
     """Metrics, alerts and a dashboard (needs prometheus-operator on the cluster)."""
+    gateway: GatewayConfig | None = None
+    """The shared inference gateway: models with `gateway.enabled` get an InferencePool, an
+    endpoint picker and a route per consuming tenant, with the tenants' requests ordered by their
+    PriorityClasses. Needs Gateway API and the Inference Extension's CRDs on the cluster."""
     registries: dict[SecretName, RegistryCredential] = {}
     """Private registry credentials keyed by the Secret name models refer to."""
     secrets: dict[SecretName, SecretStr] = {}

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from config.schema.base import ConfigModel
-from config.schema.names import DnsLabel, SecretName, TenantName
+from config.schema.names import DnsLabel, DnsSubdomain, SecretName, TenantName
 from config.sections.tenants import ResourceList
 
 PodSecurityLevel = Literal["restricted", "baseline", "privileged"]
@@ -56,6 +56,9 @@ class TenantGrant(ConfigModel):
     namespaces: tuple[DnsLabel, ...] | None = None
     """Namespaces it may create or adopt besides its own (`<tenant>` and `<tenant>-*`). Default:
     none."""
+    hostnames: tuple[DnsSubdomain, ...] | None = None
+    """Gateway hostnames its file may claim besides its own (`<tenant>.<gateway.domain>` and
+    names under it). Default: none."""
     parents: tuple[TenantName, ...] | None = None
     """Tenants written in other tenant files whose queue its queue may sit under (`queue.parent`):
     a child queue shares its parent's capability and deserved share. A tenant of the platform's

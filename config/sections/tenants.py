@@ -9,6 +9,7 @@ from pydantic import Field
 from config.schema.base import ConfigModel
 from config.schema.names import DnsLabel, DnsSubdomain, LabelKey, LabelValue, ResourceName
 from config.schema.quantity import Quantity
+from config.sections.gateway import TenantGatewayConfig
 from config.upstream.volcano import QUEUE_WEIGHT_MAX
 
 ResourceList = dict[ResourceName, Quantity]
@@ -71,6 +72,8 @@ class TenantConfig(ConfigModel):
     instead of creating: `namespaces`, `queue`. `pulumi up` imports them, then updates in place
     the fields that differ from what the stack sets (`preflight` lists them); nothing is
     recreated. `namespaces` is refused for a tenant without namespaces."""
+    gateway: TenantGatewayConfig = TenantGatewayConfig()
+    """How the tenant reaches the models it consumes through the inference gateway."""
     retain_namespaces: bool = True
     """Keep the namespaces on the cluster when the tenant (or one of its namespaces) is removed
     from the stack: they hold workloads, volumes and secrets the stack does not manage. `false`

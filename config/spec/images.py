@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from config.upstream.inference_gateway import ROUTER_IMAGE_PATH, ROUTER_IMAGE_REPOSITORY, ROUTER_VERSION
 from config.upstream.lws import LWS_CHART, LWS_IMAGE_PATH, LWS_IMAGE_REPOSITORY
 from config.upstream.vendored import normalize_version
 from config.upstream.volcano import (
@@ -122,6 +123,16 @@ def lws_image(config: StackConfig) -> str:
     return f"{repository}:v{normalize_version(config.lws.version)}"
 
 
+def router_image(config: StackConfig) -> str:
+    """The gateway's endpoint picker: the stack's image, else the pinned release, under the mirror
+    when there is one."""
+    if config.gateway is not None and config.gateway.router.image is not None:
+        return config.gateway.router.image
+    mirror = config.cluster.mirror.registry
+    repository = f"{mirror}/{ROUTER_IMAGE_PATH}" if mirror else ROUTER_IMAGE_REPOSITORY
+    return f"{repository}:v{ROUTER_VERSION}"
+
+
 def volcano_pull_secret(config: StackConfig) -> str | None:
     return config.volcano.image_pull_secret or config.cluster.mirror.pull_secret
 
@@ -137,4 +148,6 @@ def stack_images(spec: PlatformSpec) -> list[str]:
     if spec.lws_install:
         images.add(lws_image(spec.config))
     images.update(model.config.image for model in spec.models.values())
+    if spec.gateway is not None:
+        images.add(router_image(spec.config))
     return sorted(images)

@@ -14,6 +14,7 @@ from config.sections.priority import PriorityClassConfig
 from config.sections.stack import StackConfig
 from config.sections.tenants import TenantConfig
 from config.spec.accelerator import Accelerator
+from config.spec.gateway import GatewaySpec
 from config.spec.model import ModelSpec
 from config.spec.placement import Placement, Status, domain_status
 from config.spec.pools import Pool, pool_type
@@ -66,6 +67,8 @@ class PlatformSpec:
     """Queues form a hierarchy (capacity plugin with enableHierarchy)."""
     lws_install: bool
     accelerator: Accelerator
+    gateway: GatewaySpec | None = None
+    """The inference gateway, when a model is behind it."""
     placements: dict[str, Placement] = field(default_factory=dict)
     warnings: tuple[Problem, ...] = ()
     tenant_file_models: frozenset[str] = frozenset()

@@ -15,6 +15,7 @@ from config.sections.priority import DEFAULT_PRIORITY_CLASSES
 from config.sections.stack import StackConfig
 from config.sections.tenants import QueueConfig, TenantConfig
 from config.spec.accelerator import resolve_accelerator
+from config.spec.gateway import resolve_gateway
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec, TenantSpec
 from config.spec.pool_choice import model_pools, scheduling_constraints
@@ -57,15 +58,15 @@ def resolve(
         if config.lws.install is not None
         else any(m.multi_node for name, m in config.models.items() if name not in tenant_file_models)
     )
+    classes = dict(config.priority_classes if config.priority_classes is not None else DEFAULT_PRIORITY_CLASSES)
     spec = PlatformSpec(
         stack=stack,
         config=config,
         cluster_name=config.cluster.name or stack,
         topology=topology,
         pools=pools,
-        priority_classes=dict(
-            config.priority_classes if config.priority_classes is not None else DEFAULT_PRIORITY_CLASSES
-        ),
+        priority_classes=classes,
+        gateway=resolve_gateway(config, models, classes),
         tenants=tenants,
         models=models,
         tenant_file_models=tenant_file_models,

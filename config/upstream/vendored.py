@@ -21,6 +21,12 @@ PULUMI = "pulumi"
 # Not installed by the stack: the newest vendored version is what rendered objects must satisfy.
 PROMETHEUS_OPERATOR = "prometheus-operator"
 KEDA = "keda"
+# The inference gateway's kinds (InferencePool, InferenceObjective; Gateway, HTTPRoute), not
+# installed by the stack either. Their CRDs are generated from the Go modules the router pins, by
+# each project's own generator (`make upstream-generated`, upstream/generate/), not fetched.
+GATEWAY_API_INFERENCE_EXTENSION = "gateway-api-inference-extension"
+GATEWAY_API = "gateway-api"
+GENERATED = frozenset({GATEWAY_API_INFERENCE_EXTENSION, GATEWAY_API})
 
 _VERSION = re.compile(r"^\d+\.\d+\.\d+$")
 
@@ -51,6 +57,8 @@ def vendored_dir(project: str, version: str) -> Path | None:
 
 def fetch_command(project: str, version: str) -> str:
     """How a user with network access adds a version (see upstream/README.md)."""
+    if project in GENERATED:
+        return "make upstream-generated"  # at the versions upstream/generate/go.mod pins
     return f"make upstream {project.upper()}={normalize_version(version)}"
 
 

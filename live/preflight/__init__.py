@@ -16,6 +16,7 @@ from live.cluster_state import ClusterState
 from live.preflight.autoscalers import check_autoscalers
 from live.preflight.capacity import check_capacity
 from live.preflight.claims import check_claims
+from live.preflight.gateway import check_gateway
 from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.installs import check_installs, check_prerequisites
 from live.preflight.nodes import check_nodes, check_taints, tolerates
@@ -39,4 +40,5 @@ def preflight(spec: PlatformSpec, rendered: Rendered, state: ClusterState) -> Re
     check_prerequisites(spec, rendered, state, report)
     check_capacity(spec, state, report)
     check_hypernode_parents(state, report)
+    check_gateway(spec, state, report)
     return report

@@ -130,6 +130,9 @@ def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, 
 PREREQUISITES = {
     "monitoring.coreos.com": "prometheus-operator (kube-prometheus-stack)",
     "keda.sh": "KEDA",
+    "gateway.networking.k8s.io": "Gateway API's CRDs (with the cluster's gateway implementation)",
+    "inference.networking.k8s.io": "the Gateway API Inference Extension's CRDs (v1.4.0 `manifests.yaml`)",
+    "inference.networking.x-k8s.io": "the Gateway API Inference Extension's CRDs (v1.4.0 `manifests.yaml`)",
 }
 
 

@@ -286,4 +286,88 @@ def test_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, 
         [_promtool(), "test", "rules", "test.yaml"], capture_output=True, text=True, check=False, cwd=tmp_path
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {name for _, name, _ in checks} == set(alerts), "every alert is exercised"
+    exercised = {name for _, name, _ in checks} | set(GATEWAY_ALERTS)
+    assert exercised == set(alerts), "every alert is exercised (the gateway's below)"
+
+
+GATEWAY_ALERTS = ("InferenceRequestsHeld", "InferenceRequestsDropped", "InferenceQueueTimeHigh")
+
+
+def test_gateway_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, tmp_path: Path) -> None:
+    render = committed_render(STACK)
+    alerts = alerts_of(render)
+    rules = _rule_file(render, tmp_path)
+    batch = 'namespace="search",inference_pool="qwen3-32b-batch"'
+    chat = 'namespace="chat",inference_pool="qwen3-8b"'
+    duration = "inference_extension_flow_control_request_queue_duration_seconds"
+    series = {
+        # qwen3-32b-batch's router holds 3 requests for 40 minutes (it does not wake); qwen3-8b's
+        # holds 2 for 10 minutes (a burst); a pool of no stack here holds 9.
+        f'inference_extension_flow_control_queue_size{{{batch},priority="0",fairness_id="search"}}': "3x40",
+        f'inference_extension_flow_control_queue_size{{{chat},priority="3",fairness_id="chat"}}': "2x10 0x30",
+        'inference_extension_flow_control_queue_size{namespace="x",inference_pool="not-ours"}': "9x40",
+        # qwen3-32b-batch's held requests expire; qwen3-8b's are all dispatched.
+        f'{duration}_count{{{batch},priority="0",fairness_id="search",outcome="EvictedTTL"}}': "0+1x40",
+        f'{duration}_count{{{chat},priority="3",fairness_id="chat",outcome="Dispatched"}}': "0+5x40",
+        # qwen3-8b's band 0 waits 30-60 s for nine requests in ten; its band 3 under 10 s.
+        **{
+            f'{duration}_bucket{{{chat},priority="0",fairness_id="search",outcome="Dispatched",le="{le}"}}': v
+            for le, v in (("10", "0+0x40"), ("30", "0+1x40"), ("60", "0+10x40"), ("+Inf", "0+10x40"))
+        },
+        **{
+            f'{duration}_bucket{{{chat},priority="3",fairness_id="chat",outcome="Dispatched",le="{le}"}}': v
+            for le, v in (("10", "0+10x40"), ("30", "0+10x40"), ("60", "0+10x40"), ("+Inf", "0+10x40"))
+        },
+    }
+    held = {"namespace": "search", "inference_pool": "qwen3-32b-batch"}
+    checks = [
+        ("29m", "InferenceRequestsHeld", []),  # not yet: the queue may hold a request while a model loads (30 min)
+        (
+            "35m",
+            "InferenceRequestsHeld",
+            [_expect(alerts, "InferenceRequestsHeld", held, "3 requests wait in the router of search/qwen3-32b-batch")],
+        ),
+        (
+            "10m",
+            "InferenceRequestsDropped",
+            [
+                _expect(
+                    alerts,
+                    "InferenceRequestsDropped",
+                    {**held, "priority": "0", "outcome": "EvictedTTL"},
+                    "Requests of band 0 to qwen3-32b-batch end EvictedTTL",
+                )
+            ],
+        ),
+        (
+            "15m",
+            "InferenceQueueTimeHigh",
+            [
+                _expect(
+                    alerts,
+                    "InferenceQueueTimeHigh",
+                    {"namespace": "chat", "inference_pool": "qwen3-8b", "priority": "0"},
+                    "Requests of band 0 to qwen3-8b wait 56.67s (p90)",
+                )
+            ],
+        ),
+    ]
+    test = {
+        "rule_files": [rules.name],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": s, "values": v} for s, v in series.items()],
+                "alert_rule_test": [
+                    {"eval_time": at, "alertname": name, "exp_alerts": expected} for at, name, expected in checks
+                ],
+            }
+        ],
+    }
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False, width=1000))
+    proc = subprocess.run(
+        [_promtool(), "test", "rules", "test.yaml"], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert {name for _, name, _ in checks} == set(GATEWAY_ALERTS)

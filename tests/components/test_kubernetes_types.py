@@ -25,6 +25,7 @@ from config.stack_file.reader import read_stack
 from offline import engine
 from offline.engine import Registration
 from offline.render import StackRender, render_stack
+from offline.schemas import crd_names, default_schema_dirs, is_custom
 from tests.conftest import PROJECT_DIR, STACKS, stack_raw, write_stack
 
 KUBERNETES_TYPES = {t.token: t for t in vars(kubernetes_types).values() if isinstance(t, KubernetesType)}
@@ -117,9 +118,11 @@ def _same_request(monkeypatch: pytest.MonkeyPatch, kubernetes_type: KubernetesTy
 def test_every_built_in_type_is_one_the_program_registers(committed_render: Callable[[str], StackRender]) -> None:
     registered = _program_registrations(committed_render)
     assert set(KUBERNETES_TYPES) <= set(registered)
-    # Kubernetes' own groups have no dot (`apps`) or end in `.k8s.io`; everything else is a CRD's.
+    # Kubernetes' own groups have no dot (`apps`) or end in `.k8s.io`; everything else is a CRD's,
+    # and so are the vendored CRDs' groups that end in `.k8s.io` too (`gateway.networking.k8s.io`).
     groups = {token.split(":")[1].split("/")[0] for token in registered if token not in KUBERNETES_TYPES}
-    assert all("." in group and not group.endswith(".k8s.io") for group in groups), groups
+    crd_groups = {group for group, _ in crd_names(d for d in default_schema_dirs().values() if d is not None)}
+    assert all(is_custom(f"{group}/v1", crd_groups) for group in groups), groups
 
 
 @pytest.mark.parametrize("token", sorted(KUBERNETES_TYPES))

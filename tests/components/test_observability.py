@@ -25,7 +25,11 @@ from tests.conftest import load, stack_raw
 def test_every_model_is_scraped_and_lws_leaders_only(committed_render: Any) -> None:
     render = committed_render(STACK)
     monitors = objects_of_kind(render, "PodMonitor")
-    assert set(monitors) == set(render.spec.models)
+    routers = {f"{m}-epp" for m in render.spec.gateway.models}
+    assert set(monitors) == set(render.spec.models) | routers
+    for name in routers:  # the gateway's routers: their series are the pool's, not a model's
+        (endpoint,) = monitors.pop(name)["spec"]["podMetricsEndpoints"]
+        assert endpoint["port"] == "metrics" and "model" not in {r["targetLabel"] for r in endpoint["relabelings"]}
     for name, monitor in monitors.items():
         assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
         (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
@@ -72,6 +76,9 @@ def test_alerts_cover_what_a_platform_team_pages_on(committed_render: Any) -> No
         "VolcanoQueueAtCapability",
         "VolcanoSchedulerDown",
         "VolcanoControllerDown",
+        "InferenceRequestsHeld",
+        "InferenceRequestsDropped",
+        "InferenceQueueTimeHigh",
     }
     for name, alert in alerts.items():
         assert alert["labels"]["team"] == "gpu-platform" and alert["labels"]["severity"] in ("critical", "warning")
@@ -148,7 +155,7 @@ def test_the_dashboard_has_a_row_per_model_and_queue(committed_render: Any) -> N
     variables = {v["name"]: v["query"].split(",") for v in board["templating"]["list"]}
     assert variables == {"queue": ["chat", "search"], "model": sorted(render.spec.models)}
     rows = {p["title"]: p.get("repeat") for p in board["panels"] if p["type"] == "row"}
-    assert rows == {"Scheduler": None, "Queue $queue": "queue", "Model $model": "model"}
+    assert rows == {"Scheduler": None, "Queue $queue": "queue", "Model $model": "model", "Inference gateway": None}
     titles = [p["title"] for p in board["panels"] if p["type"] == "timeseries"]
     for wanted in ("Throughput", "Time to first token", "Time waiting for the batch", "Requests", "KV-cache usage"):
         assert wanted in titles
@@ -176,7 +183,9 @@ def test_the_dashboard_layout_is_a_valid_grid(committed_render: Any) -> None:
 def test_the_dashboard_stays_small_at_hundreds_of_models() -> None:
     raw = stack_raw(STACK)
     template = raw["models"]["qwen3-8b"]
-    raw["models"] = {f"model-{i:03d}": {**template, "autoscaling": None} for i in range(400)}
+    raw["models"] = {
+        f"model-{i:03d}": {**template, "autoscaling": None, "servedModelName": f"model-{i:03d}"} for i in range(400)
+    }
     raw["tenants"]["chat"]["queue"]["capability"] = {"nvidia.com/gpu": 4000}
     raw["topology"]["domains"]["spine-b1"]["domains"]["leaf-b1"]["nodes"] = ["gpu-b-[001-600]"]
     spec = load(raw)
@@ -212,13 +221,18 @@ def test_preflight_needs_the_operators_the_stack_does_not_install(committed_rend
     render = committed_render(STACK)
     bare = preflight(render.spec, render.rendered, state_from_objects([], "empty"))
     subjects = {f.subject for f in bare.findings if f.check == "prerequisite-missing"}
-    assert subjects == {"monitoring.coreos.com", "keda.sh", "observability.dashboard.namespace"}
+    gateway = {"gateway.networking.k8s.io", "inference.networking.k8s.io", "inference.networking.x-k8s.io"}
+    assert subjects == {"monitoring.coreos.com", "keda.sh", "observability.dashboard.namespace"} | gateway
     ready = state_from_objects(
         [
             _crd("podmonitors", "monitoring.coreos.com"),
             _crd("servicemonitors", "monitoring.coreos.com"),
             _crd("prometheusrules", "monitoring.coreos.com"),
             _crd("scaledobjects", "keda.sh"),
+            _crd("gateways", "gateway.networking.k8s.io"),
+            _crd("httproutes", "gateway.networking.k8s.io"),
+            _crd("inferencepools", "inference.networking.k8s.io"),
+            _crd("inferenceobjectives", "inference.networking.x-k8s.io"),
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "monitoring"}},
         ],
         "ready",
@@ -237,7 +251,7 @@ def test_rendered_objects_validate_against_the_vendored_crds(committed_render: A
         if o.kind in ("PodMonitor", "ServiceMonitor", "PrometheusRule", "ScaledObject")
     ]
     report = validate_objects(objects, "1.33", schema_dirs(render.spec))
-    assert report.issues == [] and report.checked == len(objects) == 5 + 2 + 1 + 3
+    assert report.issues == [] and report.checked == len(objects) == 5 + 2 + 2 + 1 + 3  # models, routers
     spec = {**objects[0].manifest["spec"], "podMetricsEndpoint": []}  # a typo the API server would drop
     broken = dataclasses.replace(objects[0], manifest={**objects[0].manifest, "spec": spec})
     assert validate_objects([broken], "1.33", schema_dirs(render.spec)).issues

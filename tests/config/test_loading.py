@@ -300,6 +300,12 @@ def _every_section() -> dict[str, Any]:
         "dashboard": {"folder": "GPU"},
     }
     model["autoscaling"] = {"minReplicas": 1, "maxReplicas": 4, "metric": "requestsWaiting", "target": 5}
+    raw["gateway"] = {
+        "className": "istio",
+        "domain": "llm.example.com",
+        "router": {"cpu": "1", "flowControl": {"queueTimeoutSeconds": 600, "fairness": "strict"}},
+    }
+    model["gateway"] = {"enabled": True}
     return raw
 
 

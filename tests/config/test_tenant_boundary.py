@@ -202,6 +202,12 @@ CASES: list[tuple[str, Edit, str, dict[str, Any]]] = [
         "models.bge-reranker.seccompProfile",
         _privileged(),
     ),
+    (
+        "requests at the top band of the gateway",
+        _tenant(gateway={"priorityClass": "p0-critical"}),
+        "tenants.search.gateway.priorityClass",
+        {"priorityClasses": ["p0-critical", "p1-high", "p2-normal", "p3-low"]},
+    ),
     ("IPC_LOCK", _set(_model, capabilities=["IPC_LOCK"]), "models.bge-reranker.capabilities[0]", _privileged()),
     ("SYS_NICE", _set(_model, capabilities=["SYS_NICE"]), "models.bge-reranker.capabilities[0]", _privileged()),
     (
@@ -334,3 +340,18 @@ def test_a_multi_node_model_in_a_tenant_file_needs_the_platforms_settings(tmp_pa
         _load(tmp_path, lambda data: None, platform=unset)
     assert _problems(refused.value) == [("clusters/aicloud-b/tenants/chat.yaml", "models.llama-70b.nodesPerReplica")]
     assert "`lws.install: true`" in refused.value.problems[0].fix
+
+
+def test_a_tenant_file_claims_only_its_own_hostnames(tmp_path: Path) -> None:
+    """Another hostname would take a name the platform or another team serves."""
+    taken = "api.llm.aicloud-b.example"
+    claim = _tenant(gateway={"priorityClass": "p3-low", "hostnames": [taken]})
+    with pytest.raises(ConfigError) as refused:
+        _load(tmp_path, claim)
+    assert _problems(refused.value) == [(TENANT_FILE, "tenants.search.gateway.hostnames[0]")], refused.value
+    assert "tenantPolicy.tenants.search.hostnames" in refused.value.problems[0].fix
+    own = ["search.llm.aicloud-b.example", "eu.search.llm.aicloud-b.example"]
+    assert _load(tmp_path, _tenant(gateway={"priorityClass": "p3-low", "hostnames": own})).gateway is not None
+    spec = _load(tmp_path, claim, {"hostnames": [taken]})
+    assert spec.gateway is not None
+    assert spec.gateway.consumers["qwen3-32b-batch"][0].hostnames == (taken,)

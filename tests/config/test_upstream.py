@@ -15,14 +15,24 @@ import pytest
 import yaml
 
 from cli.main import main
-from config.upstream.vendored import LWS, UPSTREAM_DIR, VOLCANO, vendored_versions
+from config.upstream.vendored import (
+    GATEWAY_API,
+    GATEWAY_API_INFERENCE_EXTENSION,
+    LWS,
+    UPSTREAM_DIR,
+    VOLCANO,
+    fetch_command,
+    newest_vendored,
+    vendored_versions,
+)
 from config.upstream.volcano import FLOOR_DEQUEUE_STRATEGY, FLOOR_TIER_NAMES
 from offline.check import check_render
 from offline.manifests import RenderedObject
 from offline.schemas import validate_objects, validate_project_file
 from tests.conftest import PROJECT_DIR, STACKS, load, mutate, problems_of, stack_raw
 
-FOLDERS = sorted(p for p in UPSTREAM_DIR.iterdir() if p.is_dir())
+# `<project>-<version>/` folders (upstream/generate/ is the generator of two of them, no copy).
+FOLDERS = sorted(p for p in UPSTREAM_DIR.iterdir() if p.is_dir() and re.search(r"-\d+\.\d+\.\d+$", p.name))
 
 
 def _git_blob_id(data: bytes) -> str:
@@ -111,6 +121,120 @@ def test_a_rendered_kind_without_a_vendored_crd_is_an_error() -> None:
     )
     (issue,) = validate_objects([lws], "1.33", {"lws 0.11.0": None}).issues
     assert "not vendored: `lws 0.11.0`: `make upstream LWS=0.11.0`" in issue.message
+
+
+def test_the_upstream_folders_are_all_vendored_copies_or_the_generator() -> None:
+    others = {p.name for p in UPSTREAM_DIR.iterdir() if p.is_dir()} - {p.name for p in FOLDERS}
+    assert others == {"generate"}
+
+
+@pytest.mark.parametrize("project", [GATEWAY_API, GATEWAY_API_INFERENCE_EXTENSION])
+def test_the_generated_crds_are_what_upstream_ships(project: str) -> None:
+    """upstream/generate/build.sh ran the project's own generator and compared each file with the
+    one its module ships; SOURCE says the result."""
+    newest = newest_vendored(project)
+    assert newest is not None
+    source = (newest[1] / "SOURCE").read_text()
+    assert source.startswith("Generated from the Go module sigs.k8s.io/") and "upstream/generate/build.sh" in source
+    crds = sorted(p.name for p in (newest[1] / "crd").iterdir())
+    assert crds and all(f"  {name}: byte-identical\n" in source for name in crds), source
+    assert "DIFFERS" not in source.replace("controller-gen crd` alone: DIFFERS", "")
+    assert fetch_command(project, newest[0]) == "make upstream-generated"
+
+
+def _obj(manifest: dict[str, Any]) -> RenderedObject:
+    return RenderedObject("u", "t", f"manifests/{manifest['kind']}.x.yaml", manifest)
+
+
+INFERENCE_POOL: dict[str, Any] = {
+    "apiVersion": "inference.networking.k8s.io/v1",
+    "kind": "InferencePool",
+    "metadata": {"name": "llama", "namespace": "team-a"},
+    "spec": {
+        "selector": {"matchLabels": {"app": "llama"}},
+        "targetPorts": [{"number": 8000}],
+        "endpointPickerRef": {
+            "kind": "Service",
+            "name": "llama-epp",
+            "port": {"number": 9002},
+            "failureMode": "FailOpen",
+        },
+    },
+}
+
+
+def test_an_inference_pool_is_validated_against_the_generated_crd() -> None:
+    """inference.networking.k8s.io ends in `.k8s.io` like Kubernetes' own groups, yet a CRD
+    defines it: the vendored CRD checks it, not a built-in schema."""
+    assert validate_objects([_obj(INFERENCE_POOL)], "1.33").issues == []
+    too_many = mutate(INFERENCE_POOL, lambda m: m["spec"].update(targetPorts=[{"number": 8000 + i} for i in range(9)]))
+    (issue,) = validate_objects([_obj(too_many)], "1.33").issues
+    assert issue.path == "spec.targetPorts" and "is too long" in issue.message
+    maybe = mutate(INFERENCE_POOL, lambda m: m["spec"]["endpointPickerRef"].update(failureMode="Maybe"))
+    (issue,) = validate_objects([_obj(maybe)], "1.33").issues
+    assert issue.path == "spec.endpointPickerRef.failureMode" and "'Maybe' is not one of" in issue.message
+    stray = mutate(INFERENCE_POOL, lambda m: m["spec"].update(extensionRef={"name": "llama-epp"}))  # v1alpha2's name
+    assert [i.path for i in validate_objects([_obj(stray)], "1.33").issues] == ["spec"]
+
+
+def test_an_inference_objective_gateway_and_route_are_validated() -> None:
+    objective = {
+        "apiVersion": "inference.networking.x-k8s.io/v1alpha2",
+        "kind": "InferenceObjective",
+        "metadata": {"name": "llama-p1", "namespace": "team-a"},
+        "spec": {"priority": 10, "poolRef": {"group": "inference.networking.k8s.io", "name": "llama"}},
+    }
+    gateway = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "inference", "namespace": "gateway"},
+        "spec": {
+            "gatewayClassName": "istio",
+            "listeners": [{"name": "t-a", "hostname": "a.example.com", "port": 80, "protocol": "HTTP"}],
+        },
+    }
+    route = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "llama-a", "namespace": "team-a"},
+        "spec": {
+            "parentRefs": [{"name": "inference", "namespace": "gateway", "sectionName": "t-a"}],
+            "rules": [
+                {
+                    "backendRefs": [{"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "llama"}],
+                    "timeouts": {"request": "330s"},
+                }
+            ],
+        },
+    }
+    report = validate_objects([_obj(m) for m in (objective, gateway, route)], "1.33")
+    assert (report.checked, report.issues) == (3, [])
+    twice = mutate(gateway, lambda m: m["spec"]["listeners"].append(dict(m["spec"]["listeners"][0])))
+    assert "Listener name must be unique within the Gateway" in [
+        i.message for i in validate_objects([_obj(twice)], "1.33").issues
+    ]
+    slow = mutate(route, lambda m: m["spec"]["rules"][0]["timeouts"].update(backendRequest="400s"))
+    assert [i.message for i in validate_objects([_obj(slow)], "1.33").issues] == [
+        "backendRequest timeout cannot be longer than request timeout"
+    ]
+
+
+def test_cel_rules_see_defaults_and_escaped_names_as_the_api_server_does() -> None:
+    """Gateway API's parentRefs rules read `p.kind` (set by a default) and `p.__namespace__`
+    (`namespace` is a CEL reserved word): two gateways of one name in two namespaces are two
+    parents, one parent named twice is refused."""
+    refs = [{"name": "inference", "namespace": "a", "sectionName": "x"}, {"name": "inference", "namespace": "b"}]
+    route = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "r", "namespace": "team-a"},
+        "spec": {"parentRefs": refs},
+    }
+    assert validate_objects([_obj(route)], "1.33").issues == []
+    same = mutate(route, lambda m: m["spec"]["parentRefs"][1].update(namespace="a"))
+    assert [i.message for i in validate_objects([_obj(same)], "1.33").issues] == [
+        "sectionName must be specified when parentRefs includes 2 or more references to the same parent"
+    ]
 
 
 def test_the_project_file_validates_against_pulumis_schema(tmp_path: Path) -> None:

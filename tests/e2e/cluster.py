@@ -33,11 +33,25 @@ from typing import Any
 
 import yaml
 
+from config.upstream.vendored import GATEWAY_API, GATEWAY_API_INFERENCE_EXTENSION, newest_vendored
 from config.upstream.volcano import SCHEDULER_CONFIG_MAP, VOLCANO_NAMESPACE
 
 PROJECT = Path(__file__).resolve().parents[2]
 VOLCANO_CRDS = PROJECT / "upstream" / "volcano-1.15.0" / "crd"
 LWS_CRDS = PROJECT / "upstream" / "lws-0.10.0" / "crd"
+
+
+def _newest_crds(project: str) -> Path:
+    newest = newest_vendored(project)
+    assert newest is not None, f"no upstream/{project}-<version>/ (`make upstream-generated`)"
+    return newest[1] / "crd"
+
+
+# The generated CRDs of what a cluster brings for the inference gateway (InferencePool,
+# InferenceObjective; GatewayClass, Gateway, HTTPRoute, ReferenceGrant): the versions the rendered
+# objects are validated against.
+INFERENCE_EXTENSION_CRDS = _newest_crds(GATEWAY_API_INFERENCE_EXTENSION)
+GATEWAY_API_CRDS = _newest_crds(GATEWAY_API)
 STAGES = Path(__file__).resolve().parent / "kwok-stages.yaml"
 FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 """KWOK manages exactly the nodes that carry this annotation."""
@@ -392,9 +406,12 @@ class LocalCluster:
         self.wait_for(lambda: self.api().get("/readyz") == "ok", 120, "kube-apiserver to be ready")
 
     def _install_crds(self) -> None:
-        """The vendored CRDs of the releases the stack pins. The LWS CRD names a conversion webhook
+        """The vendored CRDs of the releases the stack pins, and the generated ones of the inference
+        extension and Gateway API (the standard channel). The LWS CRD names a conversion webhook
         behind a Service; with one served version nothing is ever converted, so it goes."""
-        crds = [yaml.safe_load(p.read_text()) for p in sorted([*VOLCANO_CRDS.glob("*.yaml"), *LWS_CRDS.glob("*.yaml")])]
+        folders = (VOLCANO_CRDS, LWS_CRDS, INFERENCE_EXTENSION_CRDS, GATEWAY_API_CRDS)
+        paths = sorted(path for folder in folders for path in folder.glob("*.yaml"))
+        crds = [yaml.safe_load(path.read_text()) for path in paths]
         crds.extend(json.loads(json.dumps(crd)) for crd in WATCHED_ONLY_CRDS)
         for crd in crds:
             crd["spec"].pop("conversion", None)

@@ -38,7 +38,7 @@ from whatif.scheduler.model import PENDING, RUNNING
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT
 from whatif.volcano.runner import EngineError, run_cases
-from whatif.workload import Objects, build_world
+from whatif.workload import Objects, build_world, waking_note
 
 REPEAT = 3
 """Runs of each question: Volcano breaks ties between equal nodes and HyperNodes at random
@@ -225,7 +225,7 @@ def predict_with_volcano(
     by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
     verdicts = [verdict_of(session, empty, spec, models[name], by_preemptor) for name in spec.models]
     session.hypernodes.pop(ROOT, None)
-    _notes(verdicts, model.verdicts, _undecided(session, models, answer))
+    _notes(verdicts, model.verdicts, _undecided(session, models, answer), spec)
     return Prediction(spec.stack, state.source, model.policy, verdicts, tenants, model.not_modelled, engine="volcano")
 
 
@@ -263,10 +263,10 @@ def _undecided(session: Session, models: dict[str, ModelJobs], answer: dict[str,
     return out
 
 
-def _notes(verdicts: list[Verdict], modelled: list[Verdict], undecided: set[str]) -> None:
+def _notes(verdicts: list[Verdict], modelled: list[Verdict], undecided: set[str], spec: PlatformSpec) -> None:
     by_model = {v.model: v for v in modelled}
     for verdict in verdicts:
-        notes = []
+        notes = [note] if (note := waking_note(spec.models[verdict.model])) else []
         if verdict.model in undecided:
             notes.append("Volcano decides this by a random tie between equal nodes: it runs in some of its runs only")
         other = by_model.get(verdict.model)

@@ -1,0 +1,39 @@
+"""Names and labels of the gateway's objects, shared by the builders and the checks' views."""
+
+from __future__ import annotations
+
+from config.platform_labels import MANAGED_BY, TENANT_LABEL
+from config.spec.model import ModelSpec
+from config.upstream.inference_gateway import ROUTER_SUFFIX
+
+
+def router_name(model: str) -> str:
+    return f"{model}{ROUTER_SUFFIX}"
+
+
+def objective_name(model: str, priority_class: str) -> str:
+    """Objectives are namespaced and each names one pool, so the model is part of the name."""
+    return f"{model}-{priority_class}"
+
+
+def route_name(model: str, tenant: str) -> str:
+    return f"{model}-{tenant}"
+
+
+def listener_names(tenant: str, hostnames: tuple[str, ...]) -> list[str]:
+    """A tenant's listeners on the shared Gateway, one per hostname: `t-<tenant>`, then
+    `t-<tenant>-1`, ..."""
+    return [f"t-{tenant}" + (f"-{i}" if i else "") for i in range(len(hostnames))]
+
+
+def router_labels(model: ModelSpec) -> dict[str, str]:
+    """The router's pods carry none of the model's selector labels, so neither the model's Service
+    nor its pool nor its monitor selects them."""
+    return {
+        "app.kubernetes.io/name": "endpoint-picker",
+        "app.kubernetes.io/instance": router_name(model.name),
+        "app.kubernetes.io/component": "router",
+        "app.kubernetes.io/part-of": model.name,
+        TENANT_LABEL: model.tenant,
+        **MANAGED_BY,
+    }

@@ -1,0 +1,247 @@
+"""A model's endpoint picker (pure): its config, ServiceAccount and Role, Deployment and Service.
+
+The router is llm-d's (`config.upstream.inference_gateway`). Its pod is rendered the way the
+Inference Extension v1.4.0 chart renders it (`config/charts/epplib/templates/_deployment.yaml`,
+`_rbac.yaml`, `_config.yaml`), with what the chart leaves to values decided here: flow control on,
+one band per priority of the model's consumers, tracing off, the metrics endpoint open to the
+cluster's Prometheus (no token review: the router then needs no ClusterRole).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.gateway.names import router_labels, router_name
+from components.kubernetes.yaml_text import dump
+from components.observability.monitors import METRICS_PATH, TENANT_METRIC_LABEL
+from config.sections.observability import ObservabilityConfig
+from config.spec.gateway import GatewaySpec
+from config.spec.model import ModelSpec
+from config.upstream.inference_gateway import (
+    DEFAULT_SCORERS,
+    FAIRNESS_POLICIES,
+    FLOW_CONTROL_GATE,
+    INFERENCE_OBJECTIVE_GROUP,
+    INFERENCE_POOL_GROUP,
+    ROUTER_CONFIG_API_VERSION,
+    ROUTER_CONFIG_DIR,
+    ROUTER_CONFIG_FILE,
+    ROUTER_GRPC_PORT,
+    ROUTER_HEALTH_PORT,
+    ROUTER_HEALTH_SERVICE,
+    ROUTER_METRICS_PORT,
+)
+from config.upstream.monitoring import MONITORING_API_VERSION
+
+FAIRNESS_PLUGIN = "tenant-fairness"
+
+
+def router_config(gateway: GatewaySpec, model: str) -> dict[str, Any]:
+    """The `EndpointPickerConfig` the router reads: upstream's default scorers, and with flow
+    control one band per consumer priority, each sharing its capacity between tenants by the
+    chosen fairness policy (a tenant's fairness ID is its name)."""
+    flow = gateway.config.router.flow_control
+    config: dict[str, Any] = {
+        "apiVersion": ROUTER_CONFIG_API_VERSION,
+        "kind": "EndpointPickerConfig",
+        "plugins": [{"type": scorer} for scorer, _ in DEFAULT_SCORERS],
+        "schedulingProfiles": [
+            {
+                "name": "default",
+                "plugins": [{"pluginRef": scorer, "weight": weight} for scorer, weight in DEFAULT_SCORERS],
+            }
+        ],
+    }
+    if not flow.enabled:
+        return config
+    config["featureGates"] = [FLOW_CONTROL_GATE]
+    config["plugins"].append({"name": FAIRNESS_PLUGIN, "type": FAIRNESS_POLICIES[flow.fairness]})
+    band: dict[str, Any] = {"fairnessPolicyRef": FAIRNESS_PLUGIN}
+    if flow.max_bytes_per_band is not None:
+        band["maxBytes"] = flow.max_bytes_per_band
+    priorities = sorted(set(gateway.objectives(model).values()), reverse=True)
+    config["flowControl"] = {
+        "defaultRequestTTL": f"{gateway.queue_timeout_seconds}s",
+        "defaultPriorityBand": dict(band),
+        "priorityBands": [{"priority": p, **band} for p in priorities],
+    }
+    return config
+
+
+def router_config_map(gateway: GatewaySpec, model: ModelSpec) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _metadata(model),
+        "data": {ROUTER_CONFIG_FILE: dump(router_config(gateway, model.name))},
+    }
+
+
+def router_service_account(model: ModelSpec) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(model)}
+
+
+def router_role(model: ModelSpec) -> dict[str, Any]:
+    """What the router reads, in its namespace only: the pods it picks from, its pool, and the
+    objectives and model rewrites of its pool (the chart's two Roles as one)."""
+    read = ["get", "list", "watch"]
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": _metadata(model),
+        "rules": [
+            {"apiGroups": [""], "resources": ["pods"], "verbs": read},
+            {"apiGroups": [INFERENCE_POOL_GROUP], "resources": ["inferencepools"], "verbs": read},
+            {
+                "apiGroups": [INFERENCE_OBJECTIVE_GROUP],
+                "resources": ["inferenceobjectives", "inferencemodelrewrites"],
+                "verbs": read,
+            },
+        ],
+    }
+
+
+def router_role_binding(model: ModelSpec) -> dict[str, Any]:
+    name = router_name(model.name)
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": _metadata(model),
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": model.namespace}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+    }
+
+
+def router_arguments(model: ModelSpec) -> list[str]:
+    """The router's command line (v1.4.0 `pkg/epp/server/options.go`)."""
+    return [
+        "--pool-name",
+        model.name,
+        "--pool-namespace",
+        model.namespace,
+        "--pool-group",
+        INFERENCE_POOL_GROUP,
+        "--config-file",
+        f"{ROUTER_CONFIG_DIR}/{ROUTER_CONFIG_FILE}",
+        "--zap-encoder",
+        "json",
+        "--grpc-port",
+        str(ROUTER_GRPC_PORT),
+        "--grpc-health-port",
+        str(ROUTER_HEALTH_PORT),
+        "--metrics-port",
+        str(ROUTER_METRICS_PORT),
+        "--tracing=false",
+        "--metrics-endpoint-auth=false",
+    ]
+
+
+def router_deployment(gateway: GatewaySpec, model: ModelSpec, image: str, pull_secret: str | None) -> dict[str, Any]:
+    """One router per model. It runs on the default scheduler: no accelerator, no queue."""
+    router = gateway.config.router
+    name = router_name(model.name)
+    resources = {"cpu": str(router.cpu), "memory": str(router.memory)}
+    probe = {"grpc": {"port": ROUTER_HEALTH_PORT, "service": ROUTER_HEALTH_SERVICE}}
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": name,
+        # The chart's: the router drains its held requests before it stops.
+        "terminationGracePeriodSeconds": 130,
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [
+            {
+                "name": "epp",
+                "image": image,
+                "imagePullPolicy": "IfNotPresent",
+                "args": router_arguments(model),
+                "ports": [
+                    {"name": "grpc", "containerPort": ROUTER_GRPC_PORT},
+                    {"name": "grpc-health", "containerPort": ROUTER_HEALTH_PORT},
+                    {"name": "metrics", "containerPort": ROUTER_METRICS_PORT},
+                ],
+                "livenessProbe": {**probe, "initialDelaySeconds": 5, "periodSeconds": 10},
+                "readinessProbe": {**probe, "periodSeconds": 2},
+                "resources": {"requests": resources, "limits": dict(resources)},
+                "securityContext": {
+                    "allowPrivilegeEscalation": False,
+                    "capabilities": {"drop": ["ALL"]},
+                },
+                "env": [
+                    {"name": "NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                ],
+                "volumeMounts": [{"name": "config", "mountPath": ROUTER_CONFIG_DIR, "readOnly": True}],
+            }
+        ],
+        "volumes": [{"name": "config", "configMap": {"name": name}}],
+    }
+    if pull_secret is not None:
+        pod_spec["imagePullSecrets"] = [{"name": pull_secret}]
+    labels = router_labels(model)
+    selector = {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(model),
+        "spec": {
+            "replicas": router.replicas,
+            "selector": {"matchLabels": selector},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
+    }
+
+
+def router_service(model: ModelSpec) -> dict[str, Any]:
+    """What the gateway calls (ext-proc on gRPC) and Prometheus scrapes."""
+    labels = router_labels(model)
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(model),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")},
+            "ports": [
+                {
+                    "name": "grpc-ext-proc",
+                    "port": ROUTER_GRPC_PORT,
+                    "targetPort": "grpc",
+                    "protocol": "TCP",
+                    "appProtocol": "http2",
+                },
+                {"name": "http-metrics", "port": ROUTER_METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"},
+            ],
+        },
+    }
+
+
+def router_pod_monitor(model: ModelSpec, observability: ObservabilityConfig) -> dict[str, Any]:
+    """The router's series with the tenant's label. Not the `model` label the model's own series carry:
+    the router's are the pool's (`inference_pool`), and the models' alerts and panels select by
+    `model` (`up` among them)."""
+    labels = router_labels(model)
+    metadata = _metadata(model)
+    metadata["labels"] = {**metadata["labels"], **observability.labels}
+    return {
+        "apiVersion": MONITORING_API_VERSION,
+        "kind": "PodMonitor",
+        "metadata": metadata,
+        "spec": {
+            "selector": {
+                "matchLabels": {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}
+            },
+            "podMetricsEndpoints": [
+                {
+                    "port": "metrics",
+                    "path": METRICS_PATH,
+                    "interval": f"{observability.scrape_interval_seconds}s",
+                    "relabelings": [
+                        {"action": "replace", "targetLabel": TENANT_METRIC_LABEL, "replacement": model.tenant}
+                    ],
+                }
+            ],
+        },
+    }
+
+
+def _metadata(model: ModelSpec) -> dict[str, Any]:
+    return {"name": router_name(model.name), "namespace": model.namespace, "labels": router_labels(model)}

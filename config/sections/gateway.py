@@ -1,0 +1,115 @@
+"""`gateway`, `tenants.<t>.gateway`, `models.<m>.gateway`: an inference-aware route per model.
+
+A model with `gateway.enabled` gets an `InferencePool` selecting exactly its serving pods, an
+endpoint picker of its own (llm-d's router: it scores the replicas by queue depth, KV-cache use and
+prefix hits, and holds requests in priority bands while the replicas are busy or none is up), and an
+`HTTPRoute` per consuming tenant on the shared Gateway. A tenant's requests are ordered by the
+PriorityClass that orders its gangs in Volcano: the classes are ranked, and each rank is a band of
+the router's flow control (docs/operations.md, "The inference gateway").
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from config.schema.base import ConfigModel
+from config.schema.names import DnsLabel, DnsSubdomain, ImageReference, PriorityClassName, TenantName
+from config.schema.quantity import Quantity
+
+
+class SharedGatewayConfig(ConfigModel):
+    """The Gateway (`gateway.networking.k8s.io/v1`) every model's routes attach to."""
+
+    name: DnsSubdomain = "inference"
+    """Gateway name."""
+    namespace: DnsLabel = "inference-gateway"
+    """Its namespace (created by the stack unless `existing`)."""
+    existing: bool = False
+    """The Gateway exists (made by the team that runs the gateway) and the stack only attaches
+    routes to it: it must have a listener named `t-<tenant>` per consuming tenant (preflight
+    checks)."""
+    port: Annotated[int, Field(ge=1, le=65535)] = 80
+    """Port of the HTTP listeners the stack creates, one per consuming tenant."""
+
+
+class FlowControlConfig(ConfigModel):
+    """The router's flow control: requests wait in priority bands instead of being sent to a
+    saturated replica, or while the model has no replica (scale from zero)."""
+
+    enabled: bool = True
+    """Turn it on (upstream's default is off). Off with a model that scales to zero is refused:
+    its first requests would find no replica and fail."""
+    queue_timeout_seconds: Annotated[int, Field(ge=1, le=3600)] | None = None
+    """How long a request may wait (`defaultRequestTTL`). Default: the longest load budget of the
+    models that scale from zero (`startup.loadTimeoutSeconds`), at least 60 s. (The router sets
+    none: a request would wait until the gateway's own timeout.)"""
+    fairness: Literal["round-robin", "strict"] = "round-robin"
+    """Within one band: `round-robin` takes the tenants' requests in turn (fairness ID = tenant);
+    `strict` serves the oldest request first whoever sent it."""
+    max_bytes_per_band: Annotated[int, Field(ge=1)] | None = None
+    """Most request bytes one band holds before new requests are rejected. Default: upstream's
+    (1 GB per band)."""
+
+
+class RouterConfig(ConfigModel):
+    """The endpoint picker each model behind the gateway gets."""
+
+    image: ImageReference | None = None
+    """Router image. Default: `ghcr.io/llm-d/llm-d-inference-scheduler:v0.7.1`, under
+    `cluster.mirror.registry` when set. Another tag must be that release's image: the config it
+    reads is the one the stack writes for v0.7.1."""
+    replicas: Annotated[int, Field(ge=1, le=1)] = 1
+    """Routers per model. One: the queue of held requests lives in the router's memory, and two
+    routers would keep two queues (leader election is not rendered)."""
+    cpu: Quantity = "2"
+    """CPU the router requests (and is limited to)."""
+    memory: Quantity = "4Gi"
+    """Memory the router requests (and is limited to)."""
+    failure_mode: Literal["FailOpen", "FailClose"] = "FailClose"
+    """What the gateway does when the router does not answer: `FailClose` refuses the request;
+    `FailOpen` sends it to any replica, past the queue and the priorities."""
+    flow_control: FlowControlConfig = FlowControlConfig()
+    """Priority bands and the queue that holds requests."""
+
+
+class GatewayConfig(ConfigModel):
+    """The shared inference gateway."""
+
+    class_name: DnsSubdomain | None = None
+    """GatewayClass of the Gateway the stack creates, e.g. `istio`, `agentgateway` or `nginx`
+    (an implementation conformant with the Inference Extension; preflight checks it is
+    Accepted). Needed unless `gateway.existing`."""
+    gateway: SharedGatewayConfig = SharedGatewayConfig()
+    """The shared Gateway."""
+    domain: DnsSubdomain | None = None
+    """Tenant hostnames default to `<tenant>.<domain>`; needed when a consuming tenant sets no
+    `gateway.hostnames`."""
+    router: RouterConfig = RouterConfig()
+    """The endpoint picker every model behind the gateway gets."""
+    baseline_priority_class: PriorityClassName | None = None
+    """The PriorityClass whose requests are band 0; classes above it are bands 1, 2, ... in the
+    order of their values, classes below it -1, -2, ... Default: the lowest class a consuming tenant
+    uses, so no band is negative."""
+
+
+class TenantGatewayConfig(ConfigModel):
+    """How a tenant reaches the models it consumes through the gateway."""
+
+    priority_class: PriorityClassName | None = None
+    """The class that orders this tenant's requests at the gateway (its band). Default: the class
+    of the tenant's own models when they all have one, else the baseline. A tenant file may name
+    only a class its `tenantPolicy` grants."""
+    hostnames: tuple[DnsSubdomain, ...] = ()
+    """The tenant's hostnames on the Gateway. Default: `<tenant>.<gateway.domain>`."""
+
+
+class ModelGatewayConfig(ConfigModel):
+    """This model behind the shared gateway."""
+
+    enabled: bool = False
+    """Serve the model through the gateway: an InferencePool, a router and a route per consumer."""
+    consumers: tuple[TenantName, ...] | None = None
+    """Tenants whose hostnames route to this model, each at its own band. Default: the model's
+    tenant."""

@@ -1,0 +1,115 @@
+"""The gateway against the cluster: its GatewayClass is there and Accepted, an existing Gateway has
+a listener for every consuming tenant, and each model's pool is accepted by the Gateway that routes
+to it (Gateway API `GatewayClass`/`Gateway` conditions; the Inference Extension's
+`InferencePool.status.parents[].conditions`, api/v1/inferencepool_types.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.gateway.names import listener_names
+from config.spec.platform import PlatformSpec
+from live.cluster_state import ClusterState
+from live.preflight.report import Finding, Report
+
+
+def check_gateway(spec: PlatformSpec, state: ClusterState, report: Report) -> None:
+    gateway = spec.gateway
+    if gateway is None or state.crd("gatewayclasses.gateway.networking.k8s.io") is None:
+        return  # no gateway, or the missing CRDs are reported by check_prerequisites
+    shared = gateway.config.gateway
+    if not shared.existing and gateway.config.class_name is not None:
+        _class(gateway.config.class_name, state, report)
+    live = state.find("Gateway", shared.name, shared.namespace)
+    if shared.existing:
+        _listeners(spec, live, report)
+    for model in gateway.models:
+        namespace = spec.models[model].namespace
+        pool = state.find("InferencePool", model, namespace)
+        if pool is not None:
+            _pool(model, pool, report)
+
+
+def _condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    """The condition of that type among an object's `status.conditions`, or a pool parent's own."""
+    conditions = obj.get("conditions") or obj.get("status", {}).get("conditions") or []
+    return next((c for c in conditions if isinstance(c, dict) and c.get("type") == kind), None)
+
+
+def _class(name: str, state: ClusterState, report: Report) -> None:
+    found = state.find("GatewayClass", name)
+    if found is None:
+        known = sorted(str(c.get("metadata", {}).get("name")) for c in state.gateway_classes)
+        report.add(
+            Finding(
+                "gateway-class-missing",
+                "error",
+                "gateway.className",
+                f"the cluster has no GatewayClass `{name}` (it has {', '.join(known) or 'none'}); the Gateway "
+                "would never be programmed",
+                "install the gateway implementation, or name one of its classes",
+            )
+        )
+        return
+    accepted = _condition(found, "Accepted")
+    if accepted is None or accepted.get("status") != "True":
+        reason = (accepted or {}).get("reason", "no Accepted condition")
+        report.add(
+            Finding(
+                "gateway-class-not-accepted",
+                "error",
+                "gateway.className",
+                f"GatewayClass `{name}` is not Accepted ({reason}): its controller does not run or refuses it",
+                "check the implementation's controller (`kubectl describe gatewayclass`)",
+            )
+        )
+
+
+def _listeners(spec: PlatformSpec, live: dict[str, Any] | None, report: Report) -> None:
+    assert spec.gateway is not None
+    shared = spec.gateway.config.gateway
+    if live is None:
+        report.add(
+            Finding(
+                "gateway-missing",
+                "error",
+                "gateway.gateway.existing",
+                f"Gateway `{shared.namespace}/{shared.name}` does not exist, and the stack only attaches routes to it",
+                "create it first, or set `existing: false` so the stack creates it",
+            )
+        )
+        return
+    have = {str(listener.get("name")) for listener in live.get("spec", {}).get("listeners") or []}
+    tenants = {c.tenant: c.hostnames for found in spec.gateway.consumers.values() for c in found}
+    missing = sorted(n for t, hosts in tenants.items() for n in listener_names(t, hosts) if n not in have)
+    if missing:
+        report.add(
+            Finding(
+                "gateway-listener-missing",
+                "error",
+                "gateway.gateway",
+                f"Gateway `{shared.namespace}/{shared.name}` has no listener {', '.join(missing)}; the routes of "
+                "those tenants would not attach",
+                "add the listeners (one per tenant hostname, named as listed), or let the stack create the Gateway",
+            )
+        )
+
+
+def _pool(model: str, pool: dict[str, Any], report: Report) -> None:
+    for parent in pool.get("status", {}).get("parents") or []:
+        if not isinstance(parent, dict):
+            continue
+        accepted = _condition(parent, "Accepted")
+        if accepted is not None and accepted.get("status") == "False":
+            ref = parent.get("parentRef", {})
+            report.add(
+                Finding(
+                    "inference-pool-not-accepted",
+                    "error",
+                    f"models.{model}.gateway",
+                    f"InferencePool `{model}` is not accepted by Gateway `{ref.get('namespace', '')}/"
+                    f"{ref.get('name', '')}` ({accepted.get('reason', 'no reason')}: {accepted.get('message', '')})",
+                    "fix what the reason names (NotSupportedByParent: the implementation does not serve "
+                    "InferencePools; HTTPRouteNotAccepted: the route's listener refuses it)",
+                )
+            )

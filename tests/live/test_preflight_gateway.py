@@ -1,0 +1,101 @@
+"""The gateway against a cluster: its CRDs, its GatewayClass Accepted, an existing Gateway's
+listeners and each pool accepted by its Gateway, each reported at the stack key to change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from live.cluster_state import state_from_objects
+from live.preflight import preflight
+from offline.render import StackRender
+from tests.conftest import mutate, stack_raw
+
+STACK = "aicloud-b"
+
+
+def _crd(plural_group: str) -> dict[str, Any]:
+    plural, group = plural_group.split(".", 1)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": plural_group},
+        "spec": {"group": group, "names": {"plural": plural}, "versions": [{"name": "v1", "served": True}]},
+    }
+
+
+GATEWAY_CRDS = ["gatewayclasses.gateway.networking.k8s.io", "gateways.gateway.networking.k8s.io"]
+ROUTER_CRDS = [
+    "httproutes.gateway.networking.k8s.io",
+    "inferencepools.inference.networking.k8s.io",
+    "inferenceobjectives.inference.networking.x-k8s.io",
+]
+
+
+def _class(name: str, accepted: str, reason: str = "Accepted") -> dict[str, Any]:
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": name},
+        "spec": {"controllerName": "istio.io/gateway-controller"},
+        "status": {"conditions": [{"type": "Accepted", "status": accepted, "reason": reason}]},
+    }
+
+
+def _findings(render: StackRender, objects: list[dict[str, Any]]) -> dict[str, str]:
+    report = preflight(render.spec, render.rendered, state_from_objects(objects, "test"))
+    return {f.subject: f"{f.check}: {f.message}; {f.fix}" for f in report.findings}
+
+
+def test_missing_crds_are_named_with_what_installs_them(committed_render: Any) -> None:
+    findings = _findings(committed_render(STACK), [])
+    assert "prerequisite-missing" in findings["gateway.networking.k8s.io"]
+    assert "Inference Extension" in findings["inference.networking.k8s.io"]
+    assert "InferenceObjective" in findings["inference.networking.x-k8s.io"]
+
+
+def test_the_gateway_class_must_exist_and_be_accepted(committed_render: Any) -> None:
+    render = committed_render(STACK)
+    crds = [_crd(n) for n in GATEWAY_CRDS + ROUTER_CRDS]
+    assert _findings(render, crds)["gateway.className"].startswith("gateway-class-missing")
+    refused = _findings(render, [*crds, _class("istio", "False", "InvalidParameters")])
+    assert "InvalidParameters" in refused["gateway.className"]
+    assert "gateway.className" not in _findings(render, [*crds, _class("istio", "True")])
+
+
+def test_an_existing_gateway_needs_a_listener_per_tenant_hostname(render_raw: Any) -> None:
+    render = render_raw(mutate(stack_raw(STACK), lambda r: r["gateway"].update(gateway={"existing": True})))
+    crds = [_crd(n) for n in GATEWAY_CRDS + ROUTER_CRDS]
+    assert _findings(render, crds)["gateway.gateway.existing"].startswith("gateway-missing")
+    gateway = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "inference", "namespace": "inference-gateway"},
+        "spec": {"gatewayClassName": "istio", "listeners": [{"name": "t-chat", "port": 80, "protocol": "HTTP"}]},
+    }
+    found = _findings(render, [*crds, gateway])
+    assert "t-search" in found["gateway.gateway"] and "t-chat" not in found["gateway.gateway"]
+    gateway["spec"]["listeners"].append({"name": "t-search", "port": 80, "protocol": "HTTP"})
+    assert "gateway.gateway" not in _findings(render, [*crds, gateway])
+
+
+def test_a_pool_its_gateway_refuses_is_reported_with_the_reason(committed_render: Any) -> None:
+    render = committed_render(STACK)
+    pool = {
+        "apiVersion": "inference.networking.k8s.io/v1",
+        "kind": "InferencePool",
+        "metadata": {"name": "qwen3-8b", "namespace": "chat"},
+        "spec": {},
+        "status": {
+            "parents": [
+                {
+                    "parentRef": {"name": "inference", "namespace": "inference-gateway"},
+                    "conditions": [{"type": "Accepted", "status": "False", "reason": "NotSupportedByParent"}],
+                }
+            ]
+        },
+    }
+    crds = [_crd(n) for n in GATEWAY_CRDS + ROUTER_CRDS]
+    found = _findings(render, [*crds, _class("istio", "True"), pool])
+    assert "NotSupportedByParent" in found["models.qwen3-8b.gateway"]
+    pool["status"]["parents"][0]["conditions"][0] |= {"status": "True", "reason": "Accepted"}
+    assert "models.qwen3-8b.gateway" not in _findings(render, [*crds, _class("istio", "True"), pool])
