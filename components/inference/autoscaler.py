@@ -101,6 +101,19 @@ def scaled_object_manifest(
                 },
             }
         )
+    triggers += [
+        {
+            "type": "cron",
+            "name": f"schedule-{index}",
+            "metadata": {
+                "timezone": window.timezone,
+                "start": window.start,
+                "end": window.end,
+                "desiredReplicas": str(window.replicas),
+            },
+        }
+        for index, window in enumerate(scaling.schedules)
+    ]
     return {
         "apiVersion": KEDA_API_VERSION,
         "kind": "ScaledObject",

@@ -8,6 +8,7 @@ the autoscaler scales the LeaderWorkerSet through its scale subresource.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -16,7 +17,7 @@ from pydantic.alias_generators import to_camel
 from config.schema.base import ConfigModel, cli_float, invalid
 
 AutoscalingMetric = Literal["requestsWaiting", "requestsRunning", "kvCacheUsage"]
-KEDA_SETTINGS = ("activation", "polling_interval_seconds", "cooldown_period_seconds")
+KEDA_SETTINGS = ("activation", "polling_interval_seconds", "cooldown_period_seconds", "schedules")
 """What only a ScaledObject has; set on an HPA they would change nothing."""
 
 
@@ -65,6 +66,58 @@ def promql_problem(query: str) -> str | None:
     return None
 
 
+# KEDA's cron scaler reads "Linux format cron" (minute hour day-of-month month day-of-week; keda-docs
+# `scalers/cron.md`): five fields of numbers, names (MON, JAN), `*`, ranges, lists and steps.
+_CRON_FIELD = r"[0-9A-Za-z*?]+(?:[-/][0-9A-Za-z]+)*(?:,[0-9A-Za-z*?]+(?:[-/][0-9A-Za-z]+)*)*"
+_CRON = re.compile(rf"^{_CRON_FIELD}(?: +{_CRON_FIELD}){{4}}$")
+_TIME_ZONE = re.compile(r"^(UTC|[A-Z][A-Za-z_]+(/[A-Za-z0-9_+-]+){1,2})$")
+
+
+def _cron(value: str) -> str:
+    if not _CRON.match(value):
+        raise invalid(
+            f"`{value}` is not a five-field cron expression (minute hour day-of-month month day-of-week)",
+            "write e.g. `0 8 * * 1-5` (08:00 on weekdays)",
+        )
+    return value
+
+
+def _time_zone(value: str) -> str:
+    if not _TIME_ZONE.match(value):
+        raise invalid(
+            f"`{value}` is not an IANA time zone name", "write `UTC` or an `Area/Location` name such as `Europe/Berlin`"
+        )
+    return value
+
+
+CronExpression = Annotated[str, AfterValidator(_cron)]
+TimeZone = Annotated[str, AfterValidator(_time_zone)]
+
+
+class ScheduleWindow(ConfigModel):
+    """A time window in which the model runs at least `replicas` (a KEDA cron trigger): office
+    hours, or a night without the model. Outside every window the load metric (and the wake-up)
+    decide alone."""
+
+    start: CronExpression
+    """When the window opens, e.g. `0 8 * * 1-5` (08:00 on weekdays)."""
+    end: CronExpression
+    """When it closes, e.g. `0 20 * * 1-5`; not the same as `start`."""
+    timezone: TimeZone = "UTC"
+    """IANA time zone of `start` and `end`, e.g. `Europe/Berlin`."""
+    replicas: Annotated[int, Field(ge=1, le=10_000)]
+    """Replicas the model keeps during the window (at most `maxReplicas`)."""
+
+    @model_validator(mode="after")
+    def _a_window(self) -> ScheduleWindow:
+        if self.start == self.end:
+            raise invalid(
+                f"the window opens and closes at `{self.start}`, which KEDA refuses",
+                "give `end` another time than `start`",
+            )
+        return self
+
+
 class AutoscalingConfig(ConfigModel):
     min_replicas: Annotated[int, Field(ge=0, le=10_000)] = 1
     """Fewest replicas. `0` lets the model scale to zero (KEDA only; needs `activation`, or the
@@ -92,6 +145,10 @@ class AutoscalingConfig(ConfigModel):
     cooldown_period_seconds: Annotated[int, Field(ge=0, le=86_400)] = 300
     """(keda) Quiet time before scaling to zero. `0` with `minReplicas: 0` is warned about: the
     model would unload at the first quiet poll."""
+    schedules: tuple[ScheduleWindow, ...] = ()
+    """(keda) Windows in which the model keeps a number of replicas whatever its load, e.g. one
+    replica during office hours of a model that sleeps at night: `[{start: "0 8 * * 1-5", end: "0 20
+    * * 1-5", timezone: Europe/Berlin, replicas: 1}]`."""
     scale_down_stabilization_seconds: Annotated[int, Field(ge=0, le=3600)] = 300
     """Scale down only to the highest replica count wanted in this window: loading a model takes
     minutes, so flapping is expensive. `0` is warned about."""
@@ -129,4 +186,10 @@ class AutoscalingConfig(ConfigModel):
                 )
         elif self.hpa_metric_name is not None:
             raise invalid("`hpaMetricName` is an HPA setting", "remove it, or use `engine: hpa`")
+        above = [w.replicas for w in self.schedules if w.replicas > self.max_replicas]
+        if above:
+            raise invalid(
+                f"a schedule keeps {max(above)} replicas, above maxReplicas {self.max_replicas}, which KEDA caps it at",
+                "lower the window's `replicas`, or raise `maxReplicas`",
+            )
         return self

@@ -151,3 +151,18 @@ def test_a_model_asleep_behind_the_gateway_wakes_on_its_routers_queue(committed_
     assert wake["metadata"]["activationThreshold"] == "0"
     monitor = objects_of_kind(render, "PodMonitor")["qwen3-32b-batch-epp"]
     assert monitor["spec"]["podMetricsEndpoints"][0]["port"] == "metrics"
+
+
+def test_a_schedule_keeps_the_model_awake_in_its_window(committed_render: Any) -> None:
+    scaled = objects_of_kind(committed_render(STACK), "ScaledObject")["qwen3-32b-batch"]
+    (cron,) = [t for t in scaled["spec"]["triggers"] if t["type"] == "cron"]
+    assert cron == {
+        "type": "cron",
+        "name": "schedule-0",
+        "metadata": {
+            "timezone": "Asia/Shanghai",
+            "start": "0 8 * * 1-5",
+            "end": "0 20 * * 1-5",
+            "desiredReplicas": "1",
+        },
+    }

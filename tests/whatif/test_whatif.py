@@ -84,6 +84,28 @@ def test_a_full_queue_waits_and_says_why(committed_render: Callable[[str], Stack
         assert "tenants.tenanta.queue.capability" in found[name].reason
 
 
+def _asleep(raw: dict[str, Any]) -> None:
+    """SMALL sleeps at zero replicas and wakes to three (its wake-up query is the stack's own)."""
+    raw["observability"] = {"enabled": True}
+    raw["models"][SMALL]["autoscaling"] = {
+        "minReplicas": 0,
+        "maxReplicas": 3,
+        "target": 5,
+        "activation": {"query": "sum(rate(gateway_requests_total[2m]))"},
+    }
+
+
+def test_a_model_asleep_at_zero_is_judged_awake_at_its_maximum(render_raw: Callable[..., StackRender]) -> None:
+    """At zero replicas a model always "fits"; what the reader needs is whether it can wake."""
+    render = render_raw(mutate(stack_raw("aicloud-a"), _asleep))
+    idle = verdicts(prediction(render, EMPTY))[SMALL]
+    assert idle.verdict == FITS and idle.headroom == 768 - 16 - 3
+    assert idle.note == "sleeps at zero replicas; judged awake at its maximum (3)"
+    full = verdicts(prediction(render, DUMPS / "aicloud-a-full-queue.yaml"))[SMALL]
+    assert full.verdict == WAITS and "queue `tenanta` is at 768 of 768 GPUs" in full.reason
+    assert full.note == idle.note
+
+
 def tainted_dump(tmp_path: Path) -> Path:
     """The idle cluster with every node tainted for maintenance (no model tolerates it)."""
     data = yaml.safe_load(EMPTY.read_text())
