@@ -81,6 +81,8 @@ def modules() -> tuple[Module, ...]:
         Module("kwok-lws", ("kwok", "lws-controller")),
         Module("pulumi", ("pulumi",)),
         Module("pulumi-kubernetes", ("pulumi-resource-kubernetes",), arguments=(provider_version(),)),
+        Module("inference-router", ("epp", "extproc-client")),
+        Module("inference-sim", ("llm-d-inference-sim",)),
     )
 
 

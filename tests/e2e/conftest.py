@@ -17,6 +17,9 @@ from tests.e2e.binaries import BuildError, programs
 from tests.e2e.cluster import LocalCluster
 
 _CLUSTERS: list[LocalCluster] = []
+EXTRA_LOGS: list[Path] = []
+"""Logs of processes a test runs beside the cluster's (a router, model servers): a failing test
+prints their last lines too. A test adds its logs and removes them when its processes stop."""
 
 
 @pytest.fixture(scope="session")
@@ -46,4 +49,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.failed and _CLUSTERS:
         for cluster in _CLUSTERS:
             report.sections.append((f"real cluster {cluster.folder.name}: last log lines", cluster.last_lines()))
+    if report.failed:
+        for log in EXTRA_LOGS:
+            lines = log.read_text(errors="replace").splitlines()[-30:] if log.is_file() else ["(no log)"]
+            report.sections.append((f"{log.name}: last log lines", "\n".join(lines)))
     return report
