@@ -99,6 +99,9 @@ class ClusterState:
     accepted by the Gateway it is routed from. Not in `DUMP_COMMAND` (kubectl refuses a kind whose
     CRD is missing): a dump of a cluster with a gateway adds them (docs/operations.md)."""
     crds: list[dict[str, Any]] = field(default_factory=list)
+    listed: set[str] = field(default_factory=set)
+    """Kinds read: every kind the cluster serves, or those a dump holds (a dump may leave out a kind
+    that exists; a check that needs one says so instead of calling it missing)."""
     source: str = ""
     """Where the state was read from (for reports)."""
 
@@ -141,6 +144,7 @@ def state_from_objects(objects: list[Any], source: str) -> ClusterState:
             except DumpShapeError as error:
                 raise StateError(f"{source}: {error}") from None
             getattr(state, kind.key).append(obj)
+            state.listed.add(kind.kind)
     return state
 
 
@@ -284,6 +288,7 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
                         continue
                     raise
             getattr(state, kind.key).extend(items)
+            state.listed.add(kind.kind)
     except ApiException as error:
         raise StateError(f"the API server refused a read ({error.status} {error.reason})") from None
     except (OSError, HTTPError) as error:

@@ -117,6 +117,11 @@ def _gateway(spec: PlatformSpec) -> list[str]:
             "tenants of a band."
             if flow.enabled
             else "flow control is off."
+        )
+        + (
+            " Each route sets its tenant's objective and fairness headers."
+            if gateway.config.tenant_headers == "route"
+            else " The proxy in front of the gateway sets the tenants' objective and fairness headers."
         ),
         "",
     ]

@@ -312,7 +312,7 @@ def verdict_of(
             if u in alone.jobs and not all(t.status == RUNNING for t in alone.jobs[u].tasks)
         )
         why = reasons.reason_for(alone, stuck, model, spec, empty=True)
-        return Verdict(model.name, NEVER, victims=victims, reason=f"{why.text} (`{why.key}`)")
+        return Verdict(model.name, NEVER, victims=victims, reason=f"{why.text} (`{why.key}`)", note=waking_note(model))
     wanted = set(jobs.tasks)
     stuck = next(
         j for u in jobs.jobs if (j := session.jobs[u]) and any(t.status != RUNNING for t in j.tasks if t.uid in wanted)

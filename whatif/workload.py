@@ -9,6 +9,7 @@ from typing import Any
 
 from config.platform_labels import MANAGED_BY, MODEL_LABEL
 from config.schema.quantity import quantity_value
+from config.spec.gateway import scales_from_zero
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
@@ -67,7 +68,7 @@ def pod_templates(model: ModelSpec, rendered: Index) -> tuple[list[dict[str, Any
             continue
         spec = manifest.get("spec") or {}
         replicas = int(spec.get("replicas", model.config.replicas))
-        if wakes_from_zero(model):
+        if scales_from_zero(model):
             replicas = model.config.planned_replicas
         if kind == "Deployment":
             return [spec.get("template") or {}], replicas, 1
@@ -79,14 +80,9 @@ def pod_templates(model: ModelSpec, rendered: Index) -> tuple[list[dict[str, Any
     return None
 
 
-def wakes_from_zero(model: ModelSpec) -> bool:
-    scaling = model.config.autoscaling
-    return scaling is not None and scaling.min_replicas == 0
-
-
 def waking_note(model: ModelSpec) -> str:
     """What a verdict of a model that sleeps at zero is about."""
-    if not wakes_from_zero(model):
+    if not scales_from_zero(model):
         return ""
     return f"sleeps at zero replicas; judged awake at its maximum ({model.config.planned_replicas})"
 

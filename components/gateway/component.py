@@ -32,7 +32,7 @@ from components.kubernetes.resource import (
     KubernetesResource,
 )
 from config.spec.gateway import GatewaySpec
-from config.spec.images import router_image
+from config.spec.images import router_image, router_pull_secret
 from config.spec.platform import PlatformSpec
 
 
@@ -62,8 +62,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, depends_on=[namespace]),
             )
         image = router_image(spec.config)
-        # The router's image comes from the platform's registry: the mirror's login pulls it.
-        pull_secret = spec.config.cluster.mirror.pull_secret if spec.config.cluster.mirror.registry else None
+        pull_secret = router_pull_secret(spec.config)
         for model_name in gateway.models:
             model = spec.models[model_name]
             prefix = f"{name}-{model.name}"

@@ -1,14 +1,11 @@
-"""Names and labels of the gateway's objects, shared by the builders and the checks' views."""
+"""Names and labels of the gateway's objects, shared by its builders and preflight (the router's name is
+the spec's, `config.spec.gateway.router_name`, which the checks use too)."""
 
 from __future__ import annotations
 
 from config.platform_labels import MANAGED_BY, TENANT_LABEL
+from config.spec.gateway import router_name
 from config.spec.model import ModelSpec
-from config.upstream.inference_gateway import ROUTER_SUFFIX
-
-
-def router_name(model: str) -> str:
-    return f"{model}{ROUTER_SUFFIX}"
 
 
 def objective_name(model: str, priority_class: str) -> str:
@@ -37,3 +34,9 @@ def router_labels(model: ModelSpec) -> dict[str, str]:
         TENANT_LABEL: model.tenant,
         **MANAGED_BY,
     }
+
+
+def router_selector(model: ModelSpec) -> dict[str, str]:
+    """The router's pods: what its Deployment, Service and monitor select."""
+    labels = router_labels(model)
+    return {key: labels[key] for key in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}

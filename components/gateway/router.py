@@ -1,17 +1,21 @@
 """A model's endpoint picker (pure): its config, ServiceAccount and Role, Deployment and Service.
 
-The router is llm-d's (`config.upstream.inference_gateway`). Its pod is rendered the way the
-Inference Extension v1.4.0 chart renders it (`config/charts/epplib/templates/_deployment.yaml`,
-`_rbac.yaml`, `_config.yaml`), with what the chart leaves to values decided here: flow control on,
-one band per priority of the model's consumers, tracing off, the metrics endpoint open to the
-cluster's Prometheus (no token review: the router then needs no ClusterRole).
+The router is llm-d's (`config.upstream.inference_gateway`). Its pod follows the Inference
+Extension v1.4.0 chart (`config/charts/epplib/templates/_deployment.yaml`, `_rbac.yaml`,
+`_config.yaml`: ports, probes, one replica replaced with `Recreate`), and differs where the chart
+leaves a choice: flow control on, one band per priority of the model's consumers, tracing off, the
+metrics endpoint open to the cluster's Prometheus (no token review, so no ClusterRole), and plain
+HTTP/2 on the ext-proc port (`--secure-serving=false`, the Service's `appProtocol:
+kubernetes.io/h2c`): the chart's TLS is a self-signed certificate that each gateway implementation
+must be told to skip verifying (an Istio DestinationRule), and the end-to-end test runs these
+flags.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from components.gateway.names import router_labels, router_name
+from components.gateway.names import router_labels, router_name, router_selector
 from components.kubernetes.yaml_text import dump
 from components.observability.monitors import METRICS_PATH, TENANT_METRIC_LABEL
 from config.sections.observability import ObservabilityConfig
@@ -131,6 +135,7 @@ def router_arguments(model: ModelSpec) -> list[str]:
         str(ROUTER_HEALTH_PORT),
         "--metrics-port",
         str(ROUTER_METRICS_PORT),
+        "--secure-serving=false",
         "--tracing=false",
         "--metrics-endpoint-auth=false",
     ]
@@ -144,7 +149,8 @@ def router_deployment(gateway: GatewaySpec, model: ModelSpec, image: str, pull_s
     probe = {"grpc": {"port": ROUTER_HEALTH_PORT, "service": ROUTER_HEALTH_SERVICE}}
     pod_spec: dict[str, Any] = {
         "serviceAccountName": name,
-        # The chart's: the router drains its held requests before it stops.
+        # The chart's default (it copies the pool's when it renders one): held requests are not
+        # drained, they end with the router.
         "terminationGracePeriodSeconds": 130,
         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [
@@ -176,37 +182,36 @@ def router_deployment(gateway: GatewaySpec, model: ModelSpec, image: str, pull_s
     }
     if pull_secret is not None:
         pod_spec["imagePullSecrets"] = [{"name": pull_secret}]
-    labels = router_labels(model)
-    selector = {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": _metadata(model),
         "spec": {
             "replicas": router.replicas,
-            "selector": {"matchLabels": selector},
-            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+            # One queue at a time: a rolling update would run the old and the new router together.
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": router_selector(model)},
+            "template": {"metadata": {"labels": router_labels(model)}, "spec": pod_spec},
         },
     }
 
 
 def router_service(model: ModelSpec) -> dict[str, Any]:
     """What the gateway calls (ext-proc on gRPC) and Prometheus scrapes."""
-    labels = router_labels(model)
     return {
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": _metadata(model),
         "spec": {
             "type": "ClusterIP",
-            "selector": {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")},
+            "selector": router_selector(model),
             "ports": [
                 {
                     "name": "grpc-ext-proc",
                     "port": ROUTER_GRPC_PORT,
                     "targetPort": "grpc",
                     "protocol": "TCP",
-                    "appProtocol": "http2",
+                    "appProtocol": "kubernetes.io/h2c",
                 },
                 {"name": "http-metrics", "port": ROUTER_METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"},
             ],
@@ -218,7 +223,6 @@ def router_pod_monitor(model: ModelSpec, observability: ObservabilityConfig) -> 
     """The router's series with the tenant's label. Not the `model` label the model's own series carry:
     the router's are the pool's (`inference_pool`), and the models' alerts and panels select by
     `model` (`up` among them)."""
-    labels = router_labels(model)
     metadata = _metadata(model)
     metadata["labels"] = {**metadata["labels"], **observability.labels}
     return {
@@ -226,9 +230,7 @@ def router_pod_monitor(model: ModelSpec, observability: ObservabilityConfig) -> 
         "kind": "PodMonitor",
         "metadata": metadata,
         "spec": {
-            "selector": {
-                "matchLabels": {k: labels[k] for k in ("app.kubernetes.io/name", "app.kubernetes.io/instance")}
-            },
+            "selector": {"matchLabels": router_selector(model)},
             "podMetricsEndpoints": [
                 {
                     "port": "metrics",

@@ -2,10 +2,11 @@
 per tenant hostname, an HTTPRoute per consuming tenant, the model's InferencePool, and one
 InferenceObjective per band of its consumers.
 
-A route sets the request's objective and fairness headers from the tenant it serves, and removes
-what a client sent in them, so a tenant cannot raise its own band. Whether a gateway applies a
-route's header filter before it calls the router is the implementation's (Envoy-based ones apply
-it when forwarding, after): docs/operations.md, "The inference gateway", says how to check it.
+With `gateway.tenantHeaders: route` a route sets the request's objective and fairness headers from
+the tenant it serves, overwriting what a client sent. That holds the band only where the gateway
+applies a route's header filter before it calls the router; Envoy-based gateways apply it when
+they forward the request, after (Envoy's router filter adds a route's headers), which preflight
+reports from the GatewayClass's controller. With `client`, a proxy in front sets them.
 """
 
 from __future__ import annotations
@@ -86,20 +87,7 @@ def http_route(gateway: GatewaySpec, model: ModelSpec, consumer: Consumer) -> di
                             "headers": [{"type": "Exact", "name": MODEL_HEADER, "value": served}],
                         }
                     ],
-                    "filters": [
-                        {
-                            "type": "RequestHeaderModifier",
-                            "requestHeaderModifier": {
-                                "set": [
-                                    {
-                                        "name": OBJECTIVE_HEADER,
-                                        "value": objective_name(model.name, consumer.priority_class),
-                                    },
-                                    {"name": FAIRNESS_HEADER, "value": consumer.tenant},
-                                ]
-                            },
-                        }
-                    ],
+                    **_tenant_headers(gateway, model, consumer),
                     "backendRefs": [{"group": INFERENCE_POOL_GROUP, "kind": "InferencePool", "name": model.name}],
                     "timeouts": {"request": f"{gateway.queue_timeout_seconds + GENERATION_SECONDS}s"},
                 }
@@ -108,13 +96,23 @@ def http_route(gateway: GatewaySpec, model: ModelSpec, consumer: Consumer) -> di
     }
 
 
+def _tenant_headers(gateway: GatewaySpec, model: ModelSpec, consumer: Consumer) -> dict[str, Any]:
+    if gateway.config.tenant_headers != "route":
+        return {}
+    headers = [
+        {"name": OBJECTIVE_HEADER, "value": objective_name(model.name, consumer.priority_class)},
+        {"name": FAIRNESS_HEADER, "value": consumer.tenant},
+    ]
+    return {"filters": [{"type": "RequestHeaderModifier", "requestHeaderModifier": {"set": headers}}]}
+
+
 def shared_gateway(gateway: GatewaySpec, owners: dict[str, set[str]]) -> dict[str, Any]:
     """The Gateway: per consuming tenant and hostname an HTTP listener that takes routes only from
     the namespaces of the tenants whose models that tenant consumes (`owners`: consumer -> them)."""
     shared = gateway.config.gateway
     listeners = []
     for tenant in sorted(owners):
-        hostnames = next(c.hostnames for cs in gateway.consumers.values() for c in cs if c.tenant == tenant)
+        hostnames = gateway.hostnames[tenant]
         for listener, hostname in zip(listener_names(tenant, hostnames), hostnames, strict=True):
             selector = {"key": TENANT_LABEL, "operator": "In", "values": sorted(owners[tenant])}
             listeners.append(

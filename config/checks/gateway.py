@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from config.checks.names import RESERVED_NAMESPACE_PREFIXES, RESERVED_NAMESPACES
 from config.errors import Problem, join_path
-from config.spec.gateway import model_consumers, scales_from_zero
+from config.spec.gateway import model_consumers, router_name, scales_from_zero, wake_seconds
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
+from config.upstream.inference_gateway import GATEWAY_LISTENERS_MAX
 
 
 def check_gateway(spec: PlatformSpec) -> list[Problem]:
@@ -19,7 +21,7 @@ def check_gateway(spec: PlatformSpec) -> list[Problem]:
         problems += [
             Problem(
                 join_path("models", m.name, "gateway", "enabled"),
-                "the model is to be served through the gateway, but the stack has no `gateway` section",
+                "the model is to be served through the gateway, but the stack's `gateway` section is missing or empty",
                 "add `gateway` (its `className` and `domain`), or remove `gateway.enabled`",
                 got=True,
             )
@@ -84,6 +86,29 @@ def _section(spec: PlatformSpec, served: bool) -> Iterator[Problem]:
             "name the GatewayClass of the cluster's gateway implementation (`kubectl get gatewayclass`), "
             "or set `gateway.gateway.existing: true` to attach routes to a Gateway made elsewhere",
         )
+    shared = gateway.gateway
+    tenants = {ns: t.name for t in spec.tenants.values() for ns in t.namespaces}
+    if not shared.existing and (
+        shared.namespace in tenants
+        or shared.namespace in RESERVED_NAMESPACES
+        or shared.namespace.startswith(RESERVED_NAMESPACE_PREFIXES)
+    ):
+        whose = f"tenant `{tenants[shared.namespace]}`'s" if shared.namespace in tenants else "a system namespace"
+        yield Problem(
+            "gateway.gateway.namespace",
+            f"the stack would create the Gateway's namespace, and `{shared.namespace}` is {whose}",
+            "give the Gateway a namespace of its own (the default `inference-gateway`)",
+            got=shared.namespace,
+        )
+    listeners = sum(len(hosts) for hosts in spec.gateway.hostnames.values()) if spec.gateway else 0
+    if not shared.existing and listeners > GATEWAY_LISTENERS_MAX:
+        yield Problem(
+            "gateway.gateway",
+            f"the Gateway would need {listeners} listeners (one per consuming tenant's hostname), more than the "
+            f"{GATEWAY_LISTENERS_MAX} Gateway API allows",
+            "give tenants fewer hostnames, or serve them through an existing Gateway with wildcard listeners",
+            got=listeners,
+        )
     if gateway.baseline_priority_class is not None and gateway.baseline_priority_class not in spec.priority_classes:
         yield _unknown_class(spec, "gateway.baselinePriorityClass", gateway.baseline_priority_class)
     image = gateway.router.image
@@ -116,6 +141,26 @@ def _unknown_class(spec: PlatformSpec, path: str, name: str) -> Problem:
 
 
 def _consumers(spec: PlatformSpec, model: ModelSpec) -> Iterator[Problem]:
+    if model.config.gateway.consumers == ():
+        yield Problem(
+            join_path("models", model.name, "gateway", "consumers"),
+            "the model is behind the gateway with no consumer, so no route reaches its router",
+            "list the tenants that call it (or leave `consumers` out: its own tenant)",
+            got=[],
+            severity="warning",
+        )
+    router = router_name(model.name)
+    clash = next(
+        (m for m in spec.models.values() if m.namespace == model.namespace and router in (m.name, m.service_name)), None
+    )
+    if clash is not None:
+        yield Problem(
+            join_path("models", model.name, "gateway", "enabled"),
+            f"the model's router is named `{router}`, which model `{clash.name}` already takes in namespace "
+            f"`{model.namespace}`",
+            f"rename one of the models (or `{clash.name}`'s `serviceName`)",
+            got=True,
+        )
     seen: set[str] = set()
     for index, tenant in enumerate(model_consumers(model)):
         path = join_path("models", model.name, "gateway", "consumers") + f"[{index}]"
@@ -162,8 +207,7 @@ def _names_per_hostname(spec: PlatformSpec) -> Iterator[Problem]:
 
 def _hostname_owners(spec: PlatformSpec) -> Iterator[Problem]:
     consuming = _consuming_tenants(spec)
-    consumers = spec.gateway.consumers.values() if spec.gateway else ()
-    hostnames = {c.tenant: c.hostnames for found in consumers for c in found}
+    hostnames = spec.gateway.hostnames if spec.gateway else {}
     owner: dict[str, str] = {}
     for tenant in sorted(consuming):
         entry = spec.config.tenants[tenant]
@@ -176,7 +220,14 @@ def _hostname_owners(spec: PlatformSpec) -> Iterator[Problem]:
                 "set `gateway.domain` (hostnames are then `<tenant>.<domain>`) or the tenant's `gateway.hostnames`",
             )
         for hostname in names:
-            if hostname in owner:
+            if owner.get(hostname) == tenant:
+                yield Problem(
+                    join_path("tenants", tenant, "gateway", "hostnames"),
+                    f"`{hostname}` is listed twice",
+                    "list each hostname once",
+                    got=hostname,
+                )
+            elif hostname in owner:
                 yield Problem(
                     join_path("tenants", tenant, "gateway", "hostnames"),
                     f"`{hostname}` is also tenant `{owner[hostname]}`'s, and the gateway could not tell whose "
@@ -219,6 +270,7 @@ def _scale_from_zero(spec: PlatformSpec) -> Iterator[Problem]:
     if gateway is None:
         return
     flow = gateway.config.router.flow_control
+    scrape = spec.config.observability.scrape_interval_seconds
     for name in gateway.models:
         model = spec.models[name]
         if not scales_from_zero(model):
@@ -231,12 +283,12 @@ def _scale_from_zero(spec: PlatformSpec) -> Iterator[Problem]:
                 "turn flow control on, or give the model `minReplicas: 1`",
                 got=False,
             )
-        elif gateway.queue_timeout_seconds < model.config.startup.load_timeout_seconds:
+        elif gateway.queue_timeout_seconds < (wake := wake_seconds(model, scrape)):
             yield Problem(
                 "gateway.router.flowControl.queueTimeoutSeconds",
-                f"`{name}` may take {model.config.startup.load_timeout_seconds} s to load after waking, and the "
-                f"requests that woke it are dropped after {gateway.queue_timeout_seconds} s",
-                "raise `queueTimeoutSeconds` to the load budget (or leave it unset: that is its default)",
+                f"`{name}` may take {wake} s to wake (its load budget, a scrape, a KEDA poll and the scale-up), "
+                f"and the requests that woke it are dropped after {gateway.queue_timeout_seconds} s",
+                "raise `queueTimeoutSeconds` (or leave it unset: the longest wake is its default)",
                 got=gateway.queue_timeout_seconds,
                 severity="warning",
             )

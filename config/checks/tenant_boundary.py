@@ -41,6 +41,7 @@ class Grant:
     networks: frozenset[str]
     namespaces: frozenset[str]
     hostnames: frozenset[str]
+    consumers: frozenset[str]
     parents: frozenset[str]
 
     def key(self, field: str) -> str:
@@ -77,6 +78,7 @@ def grant_of(spec: PlatformSpec, tenant: str) -> Grant:
         networks=frozenset(pick("networks", ())),
         namespaces=frozenset(pick("namespaces", ())),
         hostnames=frozenset(pick("hostnames", ())),
+        consumers=frozenset(pick("consumers", ())),
         parents=frozenset(pick("parents", ())),
     )
 
@@ -234,6 +236,16 @@ def _model(spec: PlatformSpec, grant: Grant, name: str, raw: Mapping[str, Any]) 
             f"remove it, or have the platform team set {grant.key('unpreemptableModels')}: true",
             got=False,
         )
+    consumers = config.gateway.consumers if "consumers" in _mapping(raw.get("gateway")) else None
+    for index, consumer in enumerate(consumers or ()):
+        if consumer != grant.tenant and consumer not in grant.consumers:
+            yield Problem(
+                join_path(path, "gateway", "consumers", index),
+                f"a tenant file may serve its models only to its own tenant: on `{consumer}`'s hostnames the model "
+                f"would answer that tenant's requests, at that tenant's band",
+                f"remove it, or have the platform team grant it in {grant.key('consumers')}",
+                got=consumer,
+            )
     yield from _credentials(grant, path, raw, config)
     yield from _networks(spec, grant, path, raw, config)
     yield from _privileges(grant, path, raw, config)

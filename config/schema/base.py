@@ -194,6 +194,10 @@ def problems_from_validation_error(
             )
         elif kind == "string_pattern_mismatch":
             message, fix = PATTERN_WORDS.get(str(ctx.get("pattern")), _UNKNOWN_PATTERN)
+        elif kind in ("too_short", "too_long"):
+            bound = "at least {min_length}" if kind == "too_short" else "at most {max_length}"
+            message = f"holds {ctx.get('actual_length')} entries; it takes {bound.format(**ctx)}"
+            fix = _BOUND_FIXES[kind].format(**ctx)
         elif kind in _BOUND_FIXES:
             message = item["msg"].replace("Input should be", "must be")
             fix = _BOUND_FIXES[kind].format(**ctx)

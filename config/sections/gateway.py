@@ -25,11 +25,11 @@ class SharedGatewayConfig(ConfigModel):
     name: DnsSubdomain = "inference"
     """Gateway name."""
     namespace: DnsLabel = "inference-gateway"
-    """Its namespace (created by the stack unless `existing`)."""
+    """Its namespace (created by the stack unless `existing`): not a tenant's, nor a system one."""
     existing: bool = False
     """The Gateway exists (made by the team that runs the gateway) and the stack only attaches
-    routes to it: it must have a listener named `t-<tenant>` per consuming tenant (preflight
-    checks)."""
+    routes to it: it must have a listener per consuming tenant's hostname, `t-<tenant>` for the
+    first, `t-<tenant>-1`, ... for the others (preflight checks)."""
     port: Annotated[int, Field(ge=1, le=65535)] = 80
     """Port of the HTTP listeners the stack creates, one per consuming tenant."""
 
@@ -88,6 +88,15 @@ class GatewayConfig(ConfigModel):
     `gateway.hostnames`."""
     router: RouterConfig = RouterConfig()
     """The endpoint picker every model behind the gateway gets."""
+    tenant_headers: Literal["route", "client"] = "route"
+    """Who sets the headers the router orders a request by: its objective
+    (`x-gateway-inference-objective: <model>-<class>`) and fairness ID
+    (`x-gateway-inference-fairness-id: <tenant>`). `route`: each tenant's route sets them,
+    overwriting what a client sent, which works only where the implementation applies a route's
+    header filter before it calls the router; Envoy-based gateways (Istio, Envoy Gateway, kgateway)
+    apply it when they forward the request, after, so the router reads what the client sent
+    (preflight warns). `client`: the stack sets nothing, and a proxy in front of the gateway that
+    knows each caller's tenant sets them."""
     baseline_priority_class: PriorityClassName | None = None
     """The PriorityClass whose requests are band 0; classes above it are bands 1, 2, ... in the
     order of their values, classes below it -1, -2, ... Default: the lowest class a consuming tenant
@@ -101,8 +110,9 @@ class TenantGatewayConfig(ConfigModel):
     """The class that orders this tenant's requests at the gateway (its band). Default: the class
     of the tenant's own models when they all have one, else the baseline. A tenant file may name
     only a class its `tenantPolicy` grants."""
-    hostnames: tuple[DnsSubdomain, ...] = ()
-    """The tenant's hostnames on the Gateway. Default: `<tenant>.<gateway.domain>`."""
+    hostnames: Annotated[tuple[DnsSubdomain, ...], Field(max_length=16)] = ()
+    """The tenant's hostnames on the Gateway, at most 16 (an HTTPRoute's limit). Default:
+    `<tenant>.<gateway.domain>`."""
 
 
 class ModelGatewayConfig(ConfigModel):

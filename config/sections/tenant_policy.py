@@ -59,6 +59,9 @@ class TenantGrant(ConfigModel):
     hostnames: tuple[DnsSubdomain, ...] | None = None
     """Gateway hostnames its file may claim besides its own (`<tenant>.<gateway.domain>` and
     names under it). Default: none."""
+    consumers: tuple[TenantName, ...] | None = None
+    """Other tenants its models may be served to through the gateway (`gateway.consumers`): on
+    their hostnames, at their bands. Default: none (its own tenant only)."""
     parents: tuple[TenantName, ...] | None = None
     """Tenants written in other tenant files whose queue its queue may sit under (`queue.parent`):
     a child queue shares its parent's capability and deserved share. A tenant of the platform's

@@ -17,12 +17,15 @@ from config.sections.gateway import GatewayConfig
 from config.sections.priority import PriorityClassConfig
 from config.sections.stack import StackConfig
 from config.spec.model import ModelSpec
-from config.upstream.inference_gateway import QUEUE_SIZE_METRIC
+from config.upstream.inference_gateway import QUEUE_SIZE_METRIC, ROUTER_SUFFIX
 
 DEFAULT_QUEUE_TIMEOUT_SECONDS = 60
 """The wait when no model wakes from zero. The router itself sets none (v1.4.0
 `pkg/epp/flowcontrol/controller/config.go`: a zero `DefaultRequestTTL` waits until the client or
 the gateway gives up), so a request would hold a queue slot for as long as the gateway's timeout."""
+WAKE_MARGIN_SECONDS = 120
+"""Beyond the scrape, the poll and the load: the scale-up itself, scheduling the pod, starting its
+containers from an image on the node."""
 GENERATION_SECONDS = 300
 """What a route allows a request beyond its wait in the queue (the upstream chart's route timeout)."""
 
@@ -54,9 +57,19 @@ class GatewaySpec:
     def models(self) -> tuple[str, ...]:
         return tuple(self.consumers)
 
+    @property
+    def hostnames(self) -> dict[str, tuple[str, ...]]:
+        """Consuming tenant -> its hostnames (each tenant's are the same for every model)."""
+        return {c.tenant: c.hostnames for consumers in self.consumers.values() for c in consumers}
+
     def objectives(self, model: str) -> dict[str, int]:
         """The model's InferenceObjectives: its consumers' classes -> band."""
         return {c.priority_class: c.band for c in self.consumers[model]}
+
+
+def router_name(model: str) -> str:
+    """A model's router objects are all named so (ConfigMap, Deployment, Service, RBAC)."""
+    return f"{model}{ROUTER_SUFFIX}"
 
 
 def model_consumers(model: ModelSpec) -> tuple[str, ...]:
@@ -107,9 +120,7 @@ def resolve_gateway(
         )
         for m in served
     }
-    return GatewaySpec(
-        config.gateway, baseline, bands, tenant_classes, consumers, _queue_timeout(config.gateway, served)
-    )
+    return GatewaySpec(config.gateway, baseline, bands, tenant_classes, consumers, _queue_timeout(config, served))
 
 
 def _hostnames(config: StackConfig, tenant: str) -> tuple[str, ...]:
@@ -118,14 +129,22 @@ def _hostnames(config: StackConfig, tenant: str) -> tuple[str, ...]:
     return own or ((f"{tenant}.{domain}",) if domain else ())
 
 
-def _queue_timeout(gateway: GatewayConfig, served: list[ModelSpec]) -> int:
-    """The stack's, else the longest load budget of a model that wakes from zero: its first
-    requests wait while it loads. Else `DEFAULT_QUEUE_TIMEOUT_SECONDS`."""
-    explicit = gateway.router.flow_control.queue_timeout_seconds
+def _queue_timeout(config: StackConfig, served: list[ModelSpec]) -> int:
+    """The stack's, else the longest wake of a model that sleeps at zero: its first requests wait
+    while it wakes. At least `DEFAULT_QUEUE_TIMEOUT_SECONDS`."""
+    assert config.gateway is not None
+    explicit = config.gateway.router.flow_control.queue_timeout_seconds
     if explicit is not None:
         return explicit
-    waking = [m.config.startup.load_timeout_seconds for m in served if scales_from_zero(m)]
+    waking = [wake_seconds(m, config.observability.scrape_interval_seconds) for m in served if scales_from_zero(m)]
     return max([DEFAULT_QUEUE_TIMEOUT_SECONDS, *waking])
+
+
+def wake_seconds(model: ModelSpec, scrape_interval_seconds: int) -> int:
+    """How long a request that wakes a model may wait for it: Prometheus scrapes the router's queue,
+    KEDA polls it, the pod is scheduled and started, and the weights load (`loadTimeoutSeconds`)."""
+    polling = model.config.autoscaling.polling_interval_seconds if model.config.autoscaling else 0
+    return scrape_interval_seconds + polling + WAKE_MARGIN_SECONDS + model.config.startup.load_timeout_seconds
 
 
 def scales_from_zero(model: ModelSpec) -> bool:

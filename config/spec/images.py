@@ -133,6 +133,15 @@ def router_image(config: StackConfig) -> str:
     return f"{repository}:v{ROUTER_VERSION}"
 
 
+def router_pull_secret(config: StackConfig) -> str | None:
+    """The mirror's login, for a router image on the mirror's registry."""
+    mirror = config.cluster.mirror
+    if mirror.registry is None or mirror.pull_secret is None:
+        return None
+    on_mirror = reference_host(router_image(config)) == reference_host(mirror.registry)
+    return mirror.pull_secret if on_mirror else None
+
+
 def volcano_pull_secret(config: StackConfig) -> str | None:
     return config.volcano.image_pull_secret or config.cluster.mirror.pull_secret
 

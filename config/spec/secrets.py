@@ -7,6 +7,7 @@ one resource only, so two entries that would take the same name in one namespace
 from __future__ import annotations
 
 from config.sections.models import SecretRef
+from config.spec.images import router_pull_secret
 from config.spec.platform import PlatformSpec
 
 
@@ -24,9 +25,14 @@ def secrets_needed(spec: PlatformSpec) -> dict[str, set[str]]:
 
 
 def registries_needed(spec: PlatformSpec) -> dict[str, set[str]]:
-    """Namespace -> registries its models pull from."""
+    """Namespace -> registries its models (and the routers of the models behind the gateway) pull
+    from."""
     needed: dict[str, set[str]] = {}
     for model in spec.models.values():
         if model.config.image_pull_secrets:
             needed.setdefault(model.namespace, set()).update(model.config.image_pull_secrets)
+    router = router_pull_secret(spec.config) if spec.gateway is not None else None
+    if router is not None and spec.gateway is not None:
+        for name in spec.gateway.models:
+            needed.setdefault(spec.models[name].namespace, set()).add(router)
     return needed

@@ -37,7 +37,14 @@ ROUTER_CONFIG_API_VERSION: Final = "inference.networking.x-k8s.io/v1alpha1"
 ROUTER_MAX_TARGET_PORTS: Final = 8  # api/v1/inferencepool_types.go, targetPorts MaxItems
 
 GATEWAY_API_VERSION: Final = "gateway.networking.k8s.io/v1"
+# GatewayClass `controllerName`s of Envoy-based implementations, whose router filter adds a route's
+# request headers when it forwards the request, after every HTTP filter (the router's ext-proc
+# among them) has run: Istio, Envoy Gateway, kgateway.
+ENVOY_CONTROLLERS: Final = frozenset(
+    {"istio.io/gateway-controller", "gateway.envoyproxy.io/gatewayclass-controller", "kgateway.dev/kgateway"}
+)
 GATEWAY_GROUP: Final = "gateway.networking.k8s.io"
+GATEWAY_LISTENERS_MAX: Final = 64  # gateway-api v1.5.1 apis/v1/gateway_types.go, listeners MaxItems
 
 # v1.4.0 pkg/epp/metadata/consts.go: how a request names its objective and its fairness flow.
 OBJECTIVE_HEADER: Final = "x-gateway-inference-objective"

@@ -9,6 +9,7 @@ from typing import Any
 
 from components.gateway.names import listener_names
 from config.spec.platform import PlatformSpec
+from config.upstream.inference_gateway import ENVOY_CONTROLLERS
 from live.cluster_state import ClusterState
 from live.preflight.report import Finding, Report
 
@@ -17,9 +18,15 @@ def check_gateway(spec: PlatformSpec, state: ClusterState, report: Report) -> No
     gateway = spec.gateway
     if gateway is None or state.crd("gatewayclasses.gateway.networking.k8s.io") is None:
         return  # no gateway, or the missing CRDs are reported by check_prerequisites
+    if not {"GatewayClass", "Gateway"} <= state.listed:
+        report.notes.append(
+            "the gateway's class and Gateway are not checked: the input holds no GatewayClass or Gateway "
+            "(add gatewayclasses.gateway.networking.k8s.io,gateways.gateway.networking.k8s.io to the dump)"
+        )
+        return
     shared = gateway.config.gateway
     if not shared.existing and gateway.config.class_name is not None:
-        _class(gateway.config.class_name, state, report)
+        _class(spec, gateway.config.class_name, state, report)
     live = state.find("Gateway", shared.name, shared.namespace)
     if shared.existing:
         _listeners(spec, live, report)
@@ -32,11 +39,11 @@ def check_gateway(spec: PlatformSpec, state: ClusterState, report: Report) -> No
 
 def _condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """The condition of that type among an object's `status.conditions`, or a pool parent's own."""
-    conditions = obj.get("conditions") or obj.get("status", {}).get("conditions") or []
+    conditions = obj.get("conditions") or (obj.get("status") or {}).get("conditions") or []
     return next((c for c in conditions if isinstance(c, dict) and c.get("type") == kind), None)
 
 
-def _class(name: str, state: ClusterState, report: Report) -> None:
+def _class(spec: PlatformSpec, name: str, state: ClusterState, report: Report) -> None:
     found = state.find("GatewayClass", name)
     if found is None:
         known = sorted(str(c.get("metadata", {}).get("name")) for c in state.gateway_classes)
@@ -51,6 +58,20 @@ def _class(name: str, state: ClusterState, report: Report) -> None:
             )
         )
         return
+    controller = (found.get("spec") or {}).get("controllerName")
+    if controller in ENVOY_CONTROLLERS and spec.config.gateway and spec.config.gateway.tenant_headers == "route":
+        report.add(
+            Finding(
+                "gateway-headers-after-router",
+                "warning",
+                "gateway.tenantHeaders",
+                f"GatewayClass `{name}` is Envoy's ({controller}): a route's header filter is applied when the "
+                "request is forwarded, after the router has read the headers, so clients choose their own band "
+                "and fairness ID",
+                "put a proxy that knows each caller's tenant in front of the gateway and set `tenantHeaders: "
+                "client`, or strip and set the headers with the implementation's own early header policy",
+            )
+        )
     accepted = _condition(found, "Accepted")
     if accepted is None or accepted.get("status") != "True":
         reason = (accepted or {}).get("reason", "no Accepted condition")
@@ -79,9 +100,9 @@ def _listeners(spec: PlatformSpec, live: dict[str, Any] | None, report: Report) 
             )
         )
         return
-    have = {str(listener.get("name")) for listener in live.get("spec", {}).get("listeners") or []}
-    tenants = {c.tenant: c.hostnames for found in spec.gateway.consumers.values() for c in found}
-    missing = sorted(n for t, hosts in tenants.items() for n in listener_names(t, hosts) if n not in have)
+    have = {str(listener.get("name")) for listener in (live.get("spec") or {}).get("listeners") or []}
+    wanted = spec.gateway.hostnames
+    missing = sorted(n for t, hosts in wanted.items() for n in listener_names(t, hosts) if n not in have)
     if missing:
         report.add(
             Finding(
@@ -96,7 +117,7 @@ def _listeners(spec: PlatformSpec, live: dict[str, Any] | None, report: Report) 
 
 
 def _pool(model: str, pool: dict[str, Any], report: Report) -> None:
-    for parent in pool.get("status", {}).get("parents") or []:
+    for parent in (pool.get("status") or {}).get("parents") or []:
         if not isinstance(parent, dict):
             continue
         accepted = _condition(parent, "Accepted")

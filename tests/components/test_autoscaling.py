@@ -32,7 +32,7 @@ def test_autoscalers_target_the_workload_and_its_scale_subresource(committed_ren
         "threshold": "0.75",
     }
     zero = scaled["qwen3-32b-batch"]["spec"]
-    assert zero["minReplicaCount"] == 0 and [t["name"] for t in zero["triggers"]] == ["load", "wake-up"]
+    assert zero["minReplicaCount"] == 0 and [t["name"] for t in zero["triggers"]] == ["load", "wake-up", "schedule-0"]
     hpa = objects_of_kind(render, "HorizontalPodAutoscaler")["qwen3-30b"]["spec"]
     assert hpa["metrics"][0]["pods"]["metric"]["name"] == "vllm_num_requests_running"
     assert (hpa["minReplicas"], hpa["maxReplicas"]) == (1, 4)

@@ -86,15 +86,16 @@ def test_no_selector_of_a_model_reaches_a_router(committed_render: Any) -> None:
             assert not set(_selected(render, namespace, selector)) & set(routers), selector
 
 
+def _routes(render: StackRender) -> list[dict[str, Any]]:
+    return [o.manifest for o in render.rendered.objects if o.kind == "HTTPRoute"]
+
+
 def test_every_route_reference_resolves(committed_render: Any) -> None:
     render = committed_render(STACK)
     (gateway,) = objects_of_kind(render, "Gateway").values()
     listeners = {listener["name"]: listener for listener in gateway["spec"]["listeners"]}
-    objectives = {
-        (o["metadata"]["namespace"], o["metadata"]["name"]): o
-        for o in objects_of_kind(render, "InferenceObjective").values()
-    }
-    routes = [o.manifest for o in render.rendered.objects if o.kind == "HTTPRoute"]
+    tenant_of = {ns: tenant.name for tenant in render.spec.tenants.values() for ns in tenant.namespaces}
+    routes = _routes(render)
     assert sorted(r["metadata"]["name"] for r in routes) == [
         "qwen3-32b-batch-search",
         "qwen3-8b-chat",
@@ -104,8 +105,8 @@ def test_every_route_reference_resolves(committed_render: Any) -> None:
         namespace = route["metadata"]["namespace"]
         for parent in route["spec"]["parentRefs"]:
             listener = listeners[parent["sectionName"]]
-            allowed = listener["allowedRoutes"]["namespaces"]["selector"]["matchExpressions"][0]["values"]
-            assert namespace in allowed, "the listener takes routes from the model's namespace"
+            (allowed,) = listener["allowedRoutes"]["namespaces"]["selector"]["matchExpressions"]
+            assert allowed["key"] == "volcano-platform.io/tenant" and tenant_of[namespace] in allowed["values"]
             assert listener["hostname"] in route["spec"]["hostnames"]
         (rule,) = route["spec"]["rules"]
         (backend,) = rule["backendRefs"]
@@ -113,10 +114,23 @@ def test_every_route_reference_resolves(committed_render: Any) -> None:
             "InferencePool",
             route["metadata"]["labels"]["volcano-platform.io/model"],
         )
+        assert "filters" not in rule, "tenantHeaders: client: the proxy in front sets the headers"
+
+
+def test_with_route_headers_each_route_sets_its_tenants_objective_and_fairness_id(render_raw: Any) -> None:
+    render = render_raw(mutate(stack_raw(STACK), lambda r: r["gateway"].update(tenantHeaders="route")))
+    objectives = {
+        (o["metadata"]["namespace"], o["metadata"]["name"]): o
+        for o in objects_of_kind(render, "InferenceObjective").values()
+    }
+    for route in _routes(render):
+        (rule,) = route["spec"]["rules"]
         headers = {h["name"]: h["value"] for h in rule["filters"][0]["requestHeaderModifier"]["set"]}
-        objective = objectives[(namespace, headers[OBJECTIVE_HEADER])]
-        assert objective["spec"]["poolRef"]["name"] == backend["name"]
-        assert headers[FAIRNESS_HEADER] == route["metadata"]["name"].removeprefix(backend["name"] + "-")
+        objective = objectives[(route["metadata"]["namespace"], headers[OBJECTIVE_HEADER])]
+        assert objective["spec"]["poolRef"]["name"] == rule["backendRefs"][0]["name"]
+        consumer = route["metadata"]["name"].removeprefix(rule["backendRefs"][0]["name"] + "-")
+        assert headers[FAIRNESS_HEADER] == consumer
+        assert objective["spec"]["priority"] == render.spec.gateway.bands[render.spec.gateway.tenant_classes[consumer]]
 
 
 def test_the_router_config_has_a_band_per_objective(committed_render: Any) -> None:
@@ -132,7 +146,7 @@ def test_the_router_config_has_a_band_per_objective(committed_render: Any) -> No
     refs = [b["fairnessPolicyRef"] for b in config["flowControl"]["priorityBands"]]
     refs += [p["pluginRef"] for profile in config["schedulingProfiles"] for p in profile["plugins"]]
     assert set(refs) <= plugins
-    assert config["flowControl"]["defaultRequestTTL"] == "1800s"
+    assert config["flowControl"]["defaultRequestTTL"] == "1980s"
 
 
 def test_the_router_reads_only_what_it_picks_from(committed_render: Any) -> None:

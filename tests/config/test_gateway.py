@@ -81,9 +81,10 @@ def test_the_wake_up_reads_the_routers_queue_of_the_model() -> None:
 def test_the_queue_waits_as_long_as_a_waking_model_loads() -> None:
     gateway = load(B).gateway
     assert gateway is not None
-    assert gateway.queue_timeout_seconds == 1800, "qwen3-32b-batch's default load budget"
+    # qwen3-32b-batch's default load budget, a 30 s scrape, a 30 s KEDA poll and the scale-up's margin
+    assert gateway.queue_timeout_seconds == 1800 + 30 + 30 + 120
     raw = mutate(B, lambda r: r["models"]["qwen3-32b-batch"].update(startup={"loadTimeoutSeconds": 900}))
-    assert load(raw).gateway.queue_timeout_seconds == 900  # type: ignore[union-attr]
+    assert load(raw).gateway.queue_timeout_seconds == 900 + 180  # type: ignore[union-attr]
 
 
 def _gateway_off(raw: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ def _platform() -> dict[str, Any]:
         "tenants": {
             "chat": {
                 "priorityClasses": ["p0-critical", "p1-high", "p2-normal", "p3-low"],
+                "consumers": ["search"],
                 "maxCapability": {"nvidia.com/gpu": 160},
                 "maxDeserved": {"nvidia.com/gpu": 128},
             }
@@ -207,6 +208,12 @@ CASES: list[tuple[str, Edit, str, dict[str, Any]]] = [
         _tenant(gateway={"priorityClass": "p0-critical"}),
         "tenants.search.gateway.priorityClass",
         {"priorityClasses": ["p0-critical", "p1-high", "p2-normal", "p3-low"]},
+    ),
+    (
+        "a model served on another tenant's hostnames",
+        _set(_model, gateway={"enabled": True, "consumers": ["search", "chat"]}),
+        "models.bge-reranker.gateway.consumers[1]",
+        {"consumers": ["chat"]},
     ),
     ("IPC_LOCK", _set(_model, capabilities=["IPC_LOCK"]), "models.bge-reranker.capabilities[0]", _privileged()),
     ("SYS_NICE", _set(_model, capabilities=["SYS_NICE"]), "models.bge-reranker.capabilities[0]", _privileged()),

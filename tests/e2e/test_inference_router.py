@@ -107,6 +107,8 @@ class RouterSetup:
     """Waiting requests per endpoint at which the router holds requests back."""
     pod_labels: dict[str, str]
     """What the pool selects: the labels the model's pods carry."""
+    arguments: list[str]
+    """The router container's command line as rendered."""
 
 
 def gateway_stack(sim_port: int) -> dict[str, Any]:
@@ -144,6 +146,8 @@ def router_under_test(folder: Path, sim_port: int) -> RouterSetup:
     path = write_stack(folder / "Pulumi.router.yaml", gateway_stack(sim_port))
     render = render_stack(PROJECT, "router", path)
     kinds = ("ConfigMap", "InferencePool", "InferenceObjective", "ServiceAccount", "Role", "RoleBinding")
+    deployment = render.rendered.find("Deployment", f"{MODEL}-epp", NAMESPACE).manifest
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
     objects = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}]
     objects += [o.manifest for o in render.rendered.objects if o.kind in kinds and o.namespace == NAMESPACE]
     config_map = next(o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == f"{MODEL}-epp")
@@ -156,7 +160,22 @@ def router_under_test(folder: Path, sim_port: int) -> RouterSetup:
     assert set(objectives) == set(BANDS)
     pool = next(o for o in objects if o["kind"] == "InferencePool")
     depth = int((config.get("saturationDetector") or {}).get("queueDepthThreshold") or 5)
-    return RouterSetup(config, objects, objectives, depth, pool["spec"]["selector"]["matchLabels"])
+    return RouterSetup(config, objects, objectives, depth, pool["spec"]["selector"]["matchLabels"], container["args"])
+
+
+def local_arguments(rendered: list[str], replace: dict[str, str]) -> list[str]:
+    """The rendered command line with the values a local process needs instead (its ports, the
+    config file's path): every other flag runs as rendered."""
+    out, values = [], iter(rendered)
+    for flag in values:
+        if flag.startswith("--") and "=" not in flag and flag in replace:
+            out += [flag, replace[flag]]
+            next(values)
+        else:
+            out.append(flag)
+    missing = set(replace) - set(out)
+    assert not missing, f"the rendered router has no {sorted(missing)}"
+    return out
 
 
 def stand_in_pod(labels: dict[str, str], port: int) -> dict[str, Any]:
@@ -442,16 +461,16 @@ def bench(cluster: LocalCluster, real_programs: dict[str, Path]) -> Iterator[Ben
         "epp",
         [
             str(real_programs["epp"]),
-            f"--pool-name={MODEL}",
-            f"--pool-namespace={NAMESPACE}",
-            "--pool-group=inference.networking.k8s.io",
-            f"--config-file={config_file}",
-            f"--grpc-port={grpc_port}",
-            f"--grpc-health-port={health_port}",
-            f"--metrics-port={metrics_port}",
-            "--secure-serving=false",
-            "--tracing=false",
-            "--metrics-endpoint-auth=false",
+            *local_arguments(
+                setup.arguments,
+                {
+                    "--config-file": str(config_file),
+                    "--grpc-port": str(grpc_port),
+                    "--grpc-health-port": str(health_port),
+                    "--metrics-port": str(metrics_port),
+                },
+            ),
+            # The test's own: no profiler port, and the endpoint's metrics read five times a second.
             "--enable-pprof=false",
             "--refresh-prometheus-metrics-interval=200ms",
         ],

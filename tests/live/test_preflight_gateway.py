@@ -41,8 +41,13 @@ def _class(name: str, accepted: str, reason: str = "Accepted") -> dict[str, Any]
     }
 
 
-def _findings(render: StackRender, objects: list[dict[str, Any]]) -> dict[str, str]:
-    report = preflight(render.spec, render.rendered, state_from_objects(objects, "test"))
+def _findings(render: StackRender, objects: list[dict[str, Any]], listed: bool = True) -> dict[str, str]:
+    """Preflight's findings by key; `listed`: as a live read, which lists every kind the cluster
+    serves (a dump holds only the kinds it was made with)."""
+    state = state_from_objects(objects, "test")
+    if listed:
+        state.listed |= {"GatewayClass", "Gateway", "InferencePool"}
+    report = preflight(render.spec, render.rendered, state)
     return {f.subject: f"{f.check}: {f.message}; {f.fix}" for f in report.findings}
 
 
@@ -99,3 +104,20 @@ def test_a_pool_its_gateway_refuses_is_reported_with_the_reason(committed_render
     assert "NotSupportedByParent" in found["models.qwen3-8b.gateway"]
     pool["status"]["parents"][0]["conditions"][0] |= {"status": "True", "reason": "Accepted"}
     assert "models.qwen3-8b.gateway" not in _findings(render, [*crds, _class("istio", "True"), pool])
+
+
+def test_a_dump_without_the_gateway_kinds_is_not_a_missing_gateway(committed_render: Any) -> None:
+    render = committed_render(STACK)
+    state = state_from_objects([_crd(n) for n in GATEWAY_CRDS + ROUTER_CRDS], "dump")
+    report = preflight(render.spec, render.rendered, state)
+    assert not [f for f in report.findings if f.subject.startswith(("gateway.", "models."))]
+    assert any("GatewayClass" in note for note in report.notes)
+
+
+def test_route_headers_on_an_envoy_gateway_are_warned_about(committed_render: Any, render_raw: Any) -> None:
+    """Envoy adds a route's headers when it forwards, after the router has read them."""
+    render = render_raw(mutate(stack_raw(STACK), lambda r: r["gateway"].update(tenantHeaders="route")))
+    crds = [_crd(n) for n in GATEWAY_CRDS + ROUTER_CRDS]
+    found = _findings(render, [*crds, _class("istio", "True")])
+    assert found["gateway.tenantHeaders"].startswith("gateway-headers-after-router")
+    assert "gateway.tenantHeaders" not in _findings(committed_render(STACK), [*crds, _class("istio", "True")])
