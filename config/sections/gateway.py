@@ -31,7 +31,7 @@ class SharedGatewayConfig(ConfigModel):
     routes to it: it must have a listener per consuming tenant's hostname, `t-<tenant>` for the
     first, `t-<tenant>-1`, ... for the others (preflight checks)."""
     port: Annotated[int, Field(ge=1, le=65535)] = 80
-    """Port of the HTTP listeners the stack creates, one per consuming tenant."""
+    """Port of the HTTP listeners the stack creates, one per consuming tenant's hostname."""
 
 
 class FlowControlConfig(ConfigModel):
@@ -42,9 +42,10 @@ class FlowControlConfig(ConfigModel):
     """Turn it on (upstream's default is off). Off with a model that scales to zero is refused:
     its first requests would find no replica and fail."""
     queue_timeout_seconds: Annotated[int, Field(ge=1, le=3600)] | None = None
-    """How long a request may wait (`defaultRequestTTL`). Default: the longest load budget of the
-    models that scale from zero (`startup.loadTimeoutSeconds`), at least 60 s. (The router sets
-    none: a request would wait until the gateway's own timeout.)"""
+    """How long a request may wait (`defaultRequestTTL`). Default: the longest wake of the models
+    that sleep at zero (a scrape, a KEDA poll, 120 s for the scale-up, and the load budget
+    `startup.loadTimeoutSeconds`), at least 60 s. (The router sets none: a request would wait
+    until the gateway's own timeout.)"""
     fairness: Literal["round-robin", "strict"] = "round-robin"
     """Within one band: `round-robin` takes the tenants' requests in turn (fairness ID = tenant);
     `strict` serves the oldest request first whoever sent it."""
@@ -80,7 +81,7 @@ class GatewayConfig(ConfigModel):
     class_name: DnsSubdomain | None = None
     """GatewayClass of the Gateway the stack creates, e.g. `istio`, `agentgateway` or `nginx`
     (an implementation conformant with the Inference Extension; preflight checks it is
-    Accepted). Needed unless `gateway.existing`."""
+    Accepted). Needed unless `gateway.gateway.existing`."""
     gateway: SharedGatewayConfig = SharedGatewayConfig()
     """The shared Gateway."""
     domain: DnsSubdomain | None = None
