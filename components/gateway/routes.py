@@ -22,6 +22,7 @@ from config.spec.model import ModelSpec
 from config.upstream.inference_gateway import (
     FAIRNESS_HEADER,
     GATEWAY_API_VERSION,
+    GATEWAY_GROUP,
     INFERENCE_OBJECTIVE_API_VERSION,
     INFERENCE_POOL_API_VERSION,
     INFERENCE_POOL_GROUP,
@@ -123,7 +124,7 @@ def shared_gateway(gateway: GatewaySpec, owners: dict[str, set[str]]) -> dict[st
                     "protocol": "HTTP",
                     "allowedRoutes": {
                         "namespaces": {"from": "Selector", "selector": {"matchExpressions": [selector]}},
-                        "kinds": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute"}],
+                        "kinds": [{"group": GATEWAY_GROUP, "kind": "HTTPRoute"}],
                     },
                 }
             )
