@@ -35,6 +35,7 @@ def check_gateway(spec: PlatformSpec) -> list[Problem]:
     problems += _hostname_owners(spec)
     problems += _bands(spec)
     problems += _scale_from_zero(spec)
+    problems += _sheddable(spec)
     return problems
 
 
@@ -263,6 +264,25 @@ def _bands(spec: PlatformSpec) -> Iterator[Problem]:
                     got=consumer.tenant,
                     severity="warning",
                 )
+
+
+def _sheddable(spec: PlatformSpec) -> Iterator[Problem]:
+    """Without flow control the router drops requests of a negative priority while the pool is
+    saturated (v1.4.0 `pkg/epp/requestcontrol/admission.go`, `rejectIfSheddableAndSaturated`);
+    with it they wait in their band like any other."""
+    gateway = spec.gateway
+    if gateway is None or gateway.config.router.flow_control.enabled:
+        return
+    shed = sorted({c.tenant for consumers in gateway.consumers.values() for c in consumers if c.band < 0})
+    if shed:
+        yield Problem(
+            "gateway.baselinePriorityClass",
+            f"the requests of {', '.join(f'`{t}`' for t in shed)} are below the baseline (a negative band), "
+            "and without flow control the router drops them whenever the model's replicas are saturated",
+            "turn flow control on, or lower the baseline to those tenants' class",
+            got=gateway.config.baseline_priority_class,
+            severity="warning",
+        )
 
 
 def _scale_from_zero(spec: PlatformSpec) -> Iterator[Problem]:

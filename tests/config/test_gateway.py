@@ -162,3 +162,15 @@ def test_consumers_without_the_gateway_are_warned_about() -> None:
 def test_the_example_passes_and_every_refusal_is_one_problem_only() -> None:
     assert load(B).gateway is not None
     assert paths_of(mutate(B, lambda r: r["gateway"].pop("className"))) == ["gateway.className"]
+
+
+def test_negative_bands_without_flow_control_are_warned_about() -> None:
+    """Without flow control the router sheds requests of a negative priority under saturation."""
+
+    def off(r: dict[str, Any]) -> None:
+        r["gateway"].update(baselinePriorityClass="p1-high", router={"flowControl": {"enabled": False}})
+        r["models"]["qwen3-32b-batch"]["autoscaling"]["minReplicas"] = 1
+
+    warned = [w for w in load(mutate(B, off)).warnings if w.path == "gateway.baselinePriorityClass"]
+    assert len(warned) == 1 and "`search`" in warned[0].message
+    assert not [w for w in load(B).warnings if w.path == "gateway.baselinePriorityClass"]
