@@ -17,7 +17,7 @@ from typing import Any
 
 from components.gateway.names import router_labels, router_name, router_selector
 from components.kubernetes.yaml_text import dump
-from components.observability.monitors import METRICS_PATH, TENANT_METRIC_LABEL
+from components.observability.monitors import TENANT_METRIC_LABEL, pod_monitor
 from config.sections.observability import ObservabilityConfig
 from config.spec.gateway import GatewaySpec
 from config.spec.model import ModelSpec
@@ -35,7 +35,6 @@ from config.upstream.inference_gateway import (
     ROUTER_HEALTH_SERVICE,
     ROUTER_METRICS_PORT,
 )
-from config.upstream.monitoring import MONITORING_API_VERSION
 
 FAIRNESS_PLUGIN = "tenant-fairness"
 
@@ -223,26 +222,8 @@ def router_pod_monitor(model: ModelSpec, observability: ObservabilityConfig) -> 
     """The router's series with the tenant's label. Not the `model` label the model's own series carry:
     the router's are the pool's (`inference_pool`), and the models' alerts and panels select by
     `model` (`up` among them)."""
-    metadata = _metadata(model)
-    metadata["labels"] = {**metadata["labels"], **observability.labels}
-    return {
-        "apiVersion": MONITORING_API_VERSION,
-        "kind": "PodMonitor",
-        "metadata": metadata,
-        "spec": {
-            "selector": {"matchLabels": router_selector(model)},
-            "podMetricsEndpoints": [
-                {
-                    "port": "metrics",
-                    "path": METRICS_PATH,
-                    "interval": f"{observability.scrape_interval_seconds}s",
-                    "relabelings": [
-                        {"action": "replace", "targetLabel": TENANT_METRIC_LABEL, "replacement": model.tenant}
-                    ],
-                }
-            ],
-        },
-    }
+    labels = {TENANT_METRIC_LABEL: model.tenant}
+    return pod_monitor(_metadata(model), router_selector(model), "metrics", labels, observability)
 
 
 def _metadata(model: ModelSpec) -> dict[str, Any]:

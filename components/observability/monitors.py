@@ -31,22 +31,32 @@ def server_selector(model: ModelSpec) -> dict[str, str]:
 
 
 def pod_monitor_manifest(model: ModelSpec, observability: ObservabilityConfig) -> dict[str, Any]:
-    metadata = object_metadata(model, model.name)
-    metadata["labels"] = {**metadata["labels"], **observability.labels}
+    labels = {MODEL_METRIC_LABEL: model.name, TENANT_METRIC_LABEL: model.tenant}
+    return pod_monitor(object_metadata(model, model.name), server_selector(model), "http", labels, observability)
+
+
+def pod_monitor(
+    metadata: dict[str, Any],
+    selector: dict[str, str],
+    port: str,
+    labels: dict[str, str],
+    observability: ObservabilityConfig,
+) -> dict[str, Any]:
+    """A PodMonitor of the pods `selector` picks, scraped on their `port` at the stack's interval,
+    each series given `labels`; the monitor carries the labels the operator selects monitors by."""
     return {
         "apiVersion": MONITORING_API_VERSION,
         "kind": "PodMonitor",
-        "metadata": metadata,
+        "metadata": {**metadata, "labels": {**metadata["labels"], **observability.labels}},
         "spec": {
-            "selector": {"matchLabels": server_selector(model)},
+            "selector": {"matchLabels": selector},
             "podMetricsEndpoints": [
                 {
-                    "port": "http",
+                    "port": port,
                     "path": METRICS_PATH,
                     "interval": f"{observability.scrape_interval_seconds}s",
                     "relabelings": [
-                        {"action": "replace", "targetLabel": MODEL_METRIC_LABEL, "replacement": model.name},
-                        {"action": "replace", "targetLabel": TENANT_METRIC_LABEL, "replacement": model.tenant},
+                        {"action": "replace", "targetLabel": key, "replacement": value} for key, value in labels.items()
                     ],
                 }
             ],

@@ -115,6 +115,29 @@ def _expect(alerts: dict[str, dict[str, Any]], name: str, labels: dict[str, str]
     }
 
 
+def _promtool_test(rules: Path, series: dict[str, str], checks: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
+    """`promtool test rules` of `rules` fed `series` (one sample a minute): at each evaluation time
+    the named alert fires exactly as expected (an empty list: it stays quiet)."""
+    test = {
+        "rule_files": [rules.name],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": s, "values": v} for s, v in series.items()],
+                "alert_rule_test": [
+                    {"eval_time": at, "alertname": name, "exp_alerts": expected} for at, name, expected in checks
+                ],
+            }
+        ],
+    }
+    (rules.parent / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False, width=1000))
+    proc = subprocess.run(
+        [_promtool(), "test", "rules", "test.yaml"], capture_output=True, text=True, check=False, cwd=rules.parent
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, tmp_path: Path) -> None:
     render = committed_render(STACK)
     alerts = alerts_of(render)
@@ -268,24 +291,7 @@ def test_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_render: Any, 
             ],
         ),
     ]
-    test = {
-        "rule_files": [rules.name],
-        "evaluation_interval": "1m",
-        "tests": [
-            {
-                "interval": "1m",
-                "input_series": [{"series": s, "values": v} for s, v in series.items()],
-                "alert_rule_test": [
-                    {"eval_time": at, "alertname": name, "exp_alerts": expected} for at, name, expected in checks
-                ],
-            }
-        ],
-    }
-    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False, width=1000))
-    proc = subprocess.run(
-        [_promtool(), "test", "rules", "test.yaml"], capture_output=True, text=True, check=False, cwd=tmp_path
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _promtool_test(rules, series, checks)
     exercised = {name for _, name, _ in checks} | set(GATEWAY_ALERTS)
     assert exercised == set(alerts), "every alert is exercised (the gateway's below)"
 
@@ -352,22 +358,5 @@ def test_gateway_alerts_fire_on_trouble_and_stay_quiet_otherwise(committed_rende
             ],
         ),
     ]
-    test = {
-        "rule_files": [rules.name],
-        "evaluation_interval": "1m",
-        "tests": [
-            {
-                "interval": "1m",
-                "input_series": [{"series": s, "values": v} for s, v in series.items()],
-                "alert_rule_test": [
-                    {"eval_time": at, "alertname": name, "exp_alerts": expected} for at, name, expected in checks
-                ],
-            }
-        ],
-    }
-    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False, width=1000))
-    proc = subprocess.run(
-        [_promtool(), "test", "rules", "test.yaml"], capture_output=True, text=True, check=False, cwd=tmp_path
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _promtool_test(rules, series, checks)
     assert {name for _, name, _ in checks} == set(GATEWAY_ALERTS)
