@@ -29,8 +29,10 @@ def check_gateway(spec: PlatformSpec) -> list[Problem]:
         ]
         return problems
     problems += _section(spec, bool(served))
+    # (namespace, object name) -> the model whose workload or Service takes it, read once.
+    taken = {(m.namespace, name): m.name for m in spec.models.values() for name in (m.name, m.service_name)}
     for model in served:
-        problems += _consumers(spec, model)
+        problems += _consumers(spec, model, taken)
     problems += _names_per_hostname(spec)
     problems += _hostname_owners(spec)
     problems += _bands(spec)
@@ -141,7 +143,7 @@ def _unknown_class(spec: PlatformSpec, path: str, name: str) -> Problem:
     )
 
 
-def _consumers(spec: PlatformSpec, model: ModelSpec) -> Iterator[Problem]:
+def _consumers(spec: PlatformSpec, model: ModelSpec, taken: dict[tuple[str, str], str]) -> Iterator[Problem]:
     if model.config.gateway.consumers == ():
         yield Problem(
             join_path("models", model.name, "gateway", "consumers"),
@@ -151,15 +153,13 @@ def _consumers(spec: PlatformSpec, model: ModelSpec) -> Iterator[Problem]:
             severity="warning",
         )
     router = router_name(model.name)
-    clash = next(
-        (m for m in spec.models.values() if m.namespace == model.namespace and router in (m.name, m.service_name)), None
-    )
+    clash = taken.get((model.namespace, router))
     if clash is not None:
         yield Problem(
             join_path("models", model.name, "gateway", "enabled"),
-            f"the model's router is named `{router}`, which model `{clash.name}` already takes in namespace "
+            f"the model's router is named `{router}`, which model `{clash}` already takes in namespace "
             f"`{model.namespace}`",
-            f"rename one of the models (or `{clash.name}`'s `serviceName`)",
+            f"rename one of the models (or `{clash}`'s `serviceName`)",
             got=True,
         )
     seen: set[str] = set()

@@ -77,13 +77,12 @@ def model_consumers(model: ModelSpec) -> tuple[str, ...]:
     return (model.tenant,) if consumers is None else consumers
 
 
-def tenant_class(config: StackConfig, tenant: str, models: Mapping[str, ModelSpec]) -> str | None:
+def tenant_class(config: StackConfig, tenant: str, own: set[str]) -> str | None:
     """The class a tenant's requests carry: its own `gateway.priorityClass`, else the class of
-    its models when they all have one; None leaves it to the baseline."""
+    its models (`own`) when they all have one; None leaves it to the baseline."""
     entry = config.tenants.get(tenant)
     if entry is not None and entry.gateway.priority_class is not None:
         return entry.gateway.priority_class
-    own = {m.config.priority_class for m in models.values() if m.tenant == tenant}
     return next(iter(own)) if len(own) == 1 else None
 
 
@@ -103,7 +102,10 @@ def resolve_gateway(
     if config.gateway is None or not served or not classes:
         return None
     tenants = list(dict.fromkeys(t for m in served for t in model_consumers(m) if t in config.tenants))
-    chosen = {t: tenant_class(config, t, models) for t in tenants}
+    classes_of: dict[str, set[str]] = {}
+    for m in models.values():
+        classes_of.setdefault(m.tenant, set()).add(m.config.priority_class)
+    chosen = {t: tenant_class(config, t, classes_of.get(t, set())) for t in tenants}
     known: dict[str, str] = {t: c for t, c in chosen.items() if c is not None and c in classes}
     explicit = config.gateway.baseline_priority_class
     pool = set(known.values()) or set(classes)
