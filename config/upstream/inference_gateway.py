@@ -37,9 +37,11 @@ ROUTER_CONFIG_API_VERSION: Final = "inference.networking.x-k8s.io/v1alpha1"
 ROUTER_MAX_TARGET_PORTS: Final = 8  # api/v1/inferencepool_types.go, targetPorts MaxItems
 
 GATEWAY_API_VERSION: Final = "gateway.networking.k8s.io/v1"
-# GatewayClass `controllerName`s of Envoy-based implementations, whose router filter adds a route's
-# request headers when it forwards the request, after every HTTP filter (the router's ext-proc
-# among them) has run: Istio, Envoy Gateway, kgateway.
+# GatewayClass `controllerName`s of Envoy-based implementations (Istio, Envoy Gateway, kgateway),
+# whose router filter adds a route's request headers when it forwards the request, after every HTTP
+# filter (the endpoint picker's ext-proc among them) has run: Envoy Gateway's docs say a route's
+# RequestHeaderModifier "will only modify headers before the request is sent from Envoy to the
+# upstream service" (gateway.envoyproxy.io, tasks/traffic/http-request-headers).
 ENVOY_CONTROLLERS: Final = frozenset(
     {"istio.io/gateway-controller", "gateway.envoyproxy.io/gatewayclass-controller", "kgateway.dev/kgateway"}
 )
