@@ -37,10 +37,15 @@ def check_gateway(spec: PlatformSpec, state: ClusterState, report: Report) -> No
             _pool(model, pool, report)
 
 
+def _items(value: Any) -> list[dict[str, Any]]:
+    """The mappings of a list a dump holds; anything else in its place reads as none."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
     """The condition of that type among an object's `status.conditions`, or a pool parent's own."""
-    conditions = obj.get("conditions") or (obj.get("status") or {}).get("conditions") or []
-    return next((c for c in conditions if isinstance(c, dict) and c.get("type") == kind), None)
+    conditions = _items(obj.get("conditions")) or _items((obj.get("status") or {}).get("conditions"))
+    return next((c for c in conditions if c.get("type") == kind), None)
 
 
 def _class(spec: PlatformSpec, name: str, state: ClusterState, report: Report) -> None:
@@ -100,7 +105,7 @@ def _listeners(spec: PlatformSpec, live: dict[str, Any] | None, report: Report) 
             )
         )
         return
-    have = {str(listener.get("name")) for listener in (live.get("spec") or {}).get("listeners") or []}
+    have = {str(item.get("name")) for item in _items((live.get("spec") or {}).get("listeners"))}
     wanted = spec.gateway.hostnames
     missing = sorted(n for t, hosts in wanted.items() for n in listener_names(t, hosts) if n not in have)
     if missing:
@@ -117,12 +122,11 @@ def _listeners(spec: PlatformSpec, live: dict[str, Any] | None, report: Report) 
 
 
 def _pool(model: str, pool: dict[str, Any], report: Report) -> None:
-    for parent in (pool.get("status") or {}).get("parents") or []:
-        if not isinstance(parent, dict):
-            continue
+    for parent in _items((pool.get("status") or {}).get("parents")):
         accepted = _condition(parent, "Accepted")
         if accepted is not None and accepted.get("status") == "False":
-            ref = parent.get("parentRef", {})
+            found = parent.get("parentRef")
+            ref: dict[str, Any] = found if isinstance(found, dict) else {}
             report.add(
                 Finding(
                     "inference-pool-not-accepted",

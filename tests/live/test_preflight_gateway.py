@@ -121,3 +121,25 @@ def test_route_headers_on_an_envoy_gateway_are_warned_about(committed_render: An
     found = _findings(render, [*crds, _class("istio", "True")])
     assert found["gateway.tenantHeaders"].startswith("gateway-headers-after-router")
     assert "gateway.tenantHeaders" not in _findings(committed_render(STACK), [*crds, _class("istio", "True")])
+
+
+def test_odd_shapes_in_a_dump_read_as_nothing_not_a_crash(committed_render: Any) -> None:
+    """A list where a dump holds a number or a string (listeners, conditions, a pool's parents)."""
+    odd_class = {**_class("istio", "True"), "status": {"conditions": 7}}
+    gateway = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "inference", "namespace": "inference-gateway"},
+        "spec": {"listeners": 3},
+    }
+    pool = {
+        "apiVersion": "inference.networking.k8s.io/v1",
+        "kind": "InferencePool",
+        "metadata": {"name": "qwen3-8b", "namespace": "chat"},
+        "spec": {},
+        "status": {"parents": "accepted"},
+    }
+    crds = [_crd(n) for n in GATEWAY_CRDS + ROUTER_CRDS]
+    found = _findings(committed_render(STACK), [*crds, odd_class, gateway, pool])
+    assert found["gateway.className"].startswith("gateway-class-not-accepted")
+    assert "models.qwen3-8b.gateway" not in found
