@@ -64,7 +64,7 @@ class GpuPlatform(pulumi.ComponentResource):
             kind = MultiNodeModel if model.multi_node else SingleNodeModel
             kind(f"model-{model.name}", model, deps, child)
         if spec.gateway is not None:
-            InferenceGateway("gateway", spec, spec.gateway, dict(tenants.namespaces), child)
+            InferenceGateway("gateway", spec, spec.gateway, dict(tenants.namespaces), secrets.by_namespace, child)
         if spec.config.observability.enabled:
             Observability("observability", spec, volcano, dict(tenants.namespaces), child)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import pulumi
 
 from components.gateway.router import (
@@ -46,8 +48,11 @@ class InferenceGateway(pulumi.ComponentResource):
         spec: PlatformSpec,
         gateway: GatewaySpec,
         namespaces: dict[str, pulumi.Resource],
+        secrets: Mapping[str, Sequence[pulumi.Resource]],
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`secrets`: the Secrets of each namespace (the mirror's login among them), which a router's
+        pod must find when it starts."""
         super().__init__("volcano-platform:gateway:InferenceGateway", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         if not gateway.config.gateway.existing:
@@ -67,6 +72,9 @@ class InferenceGateway(pulumi.ComponentResource):
             model = spec.models[model_name]
             prefix = f"{name}-{model.name}"
             opts_model = pulumi.ResourceOptions(parent=self, depends_on=[namespaces[model.namespace]])
+            after_secrets = pulumi.ResourceOptions(
+                parent=self, depends_on=[namespaces[model.namespace], *secrets.get(model.namespace, ())]
+            )
             KubernetesResource(f"{prefix}-router-config", CONFIG_MAP, router_config_map(gateway, model), opts_model)
             account = KubernetesResource(
                 f"{prefix}-router-account", SERVICE_ACCOUNT, router_service_account(model), opts_model
@@ -79,7 +87,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, depends_on=[account, role]),
             )
             KubernetesResource(
-                f"{prefix}-router", DEPLOYMENT, router_deployment(gateway, model, image, pull_secret), opts_model
+                f"{prefix}-router", DEPLOYMENT, router_deployment(gateway, model, image, pull_secret), after_secrets
             )
             KubernetesResource(f"{prefix}-router-service", SERVICE, router_service(model), opts_model)
             if spec.config.observability.enabled:

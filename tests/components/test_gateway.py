@@ -180,3 +180,25 @@ def test_a_schedule_keeps_the_model_awake_in_its_window(committed_render: Any) -
             "desiredReplicas": "1",
         },
     }
+
+
+def test_behind_a_mirror_the_router_pulls_with_its_login_created_first(render_raw: Any) -> None:
+    """The mirror's login is made in the router's namespace, and the router waits for it."""
+
+    def behind_gateway(raw: dict[str, Any]) -> None:
+        raw["gateway"] = {"className": "istio", "domain": "llm.example.com"}
+        raw["models"]["qwen8b-preemptor"]["gateway"] = {"enabled": True}
+        raw["models"]["qwen8b-preemptor"].pop("imagePullSecrets", None)  # only the router needs the login
+
+    render = render_raw(mutate(stack_raw("aicloud-a"), behind_gateway))
+    deployment = render.rendered.find("Deployment", "qwen8b-preemptor-epp", "a01").manifest
+    assert deployment["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "mars-registry"}]
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"].startswith("10.8.17.100:60066/llm-d/")
+    secret = next(
+        r.urn
+        for r in render.run.registrations
+        if r.type == "kubernetes:core/v1:Secret"
+        and r.inputs["metadata"] == {**r.inputs["metadata"], "name": "mars-registry", "namespace": "a01"}
+    )
+    router = next(r for r in render.run.registrations if r.name == "gateway-qwen8b-preemptor-router")
+    assert secret in router.dependencies
