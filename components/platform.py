@@ -6,6 +6,7 @@ import pulumi
 
 from components.gateway.component import InferenceGateway
 from components.inference.claims import WeightClaims
+from components.inference.disaggregated import DisaggregatedModel
 from components.inference.model_objects import ModelDependencies
 from components.inference.multi_node import MultiNodeModel
 from components.inference.single_node import SingleNodeModel
@@ -57,19 +58,22 @@ class GpuPlatform(pulumi.ComponentResource):
                 queue=tenants.queues[model.queue_tenant],
                 priority_class=classes.classes[model.config.priority_class],
                 secrets=secrets.by_namespace.get(model.namespace, ()),
-                lws=lws.release if lws is not None and model.multi_node else None,
+                lws=lws.release if lws is not None and model.config.uses_lws else None,
                 observability=spec.config.observability,
                 wake_up=wake_up_query(spec.gateway, model),
             )
-            kind = MultiNodeModel if model.multi_node else SingleNodeModel
-            kind(f"model-{model.name}", model, deps, child)
+            if model.disaggregated:
+                DisaggregatedModel(f"model-{model.name}", model, deps, child)
+            else:
+                kind = MultiNodeModel if model.multi_node else SingleNodeModel
+                kind(f"model-{model.name}", model, deps, child)
         if spec.gateway is not None:
             InferenceGateway("gateway", spec, spec.gateway, dict(tenants.namespaces), secrets.by_namespace, child)
         if spec.config.observability.enabled:
             Observability("observability", spec, volcano, dict(tenants.namespaces), child)
 
         self.endpoints = {
-            m.name: f"http://{m.service_name}.{m.namespace}.svc:{m.config.port}" for m in spec.models.values()
+            m.name: f"http://{m.service_name}.{m.namespace}.svc:{m.api_port}" for m in spec.models.values()
         }
         self.queues = spec.queue_names
         self.register_outputs({"endpoints": self.endpoints, "queues": self.queues})

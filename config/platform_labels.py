@@ -9,6 +9,10 @@ TENANT_LABEL = "volcano-platform.io/tenant"
 MODEL_LABEL = "volcano-platform.io/model"
 ROLE_LABEL = "volcano-platform.io/role"
 """`leader` or `worker` on the pods of a LeaderWorkerSet."""
+SLICE_LABEL = "volcano-platform.io/slice"
+"""The slice (`0`, `1`, ...) of a model with prefill and decode apart, on its pods."""
+SERVING_ROLE_LABEL = "volcano-platform.io/serving-role"
+"""`prefill` or `decode` on the pods of a model with prefill and decode apart."""
 MODEL_METRIC_LABEL = "model"
 """The label the model monitors put on every series scraped from a model; dashboards, alerts,
 autoscaler queries and their checks select models by it."""
@@ -35,4 +39,4 @@ def model_selector(model: str) -> dict[str, str]:
 
 def platform_label_keys() -> set[str]:
     """Every label key the platform sets on a model's workload and pods."""
-    return {*model_labels("m", "t"), ROLE_LABEL}
+    return {*model_labels("m", "t"), ROLE_LABEL, SLICE_LABEL, SERVING_ROLE_LABEL}

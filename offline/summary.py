@@ -133,6 +133,48 @@ def _gateway(spec: PlatformSpec) -> list[str]:
     return [*lines, *_table(["model", "tenant", "class", "band", "hostnames"], rows), ""]
 
 
+def _slices(spec: PlatformSpec, words: str) -> list[str]:
+    """Per slice and role of the models with prefill and decode apart: the instances, their
+    accelerators and where the plan puts the slice (Volcano keeps a slice in one domain of its
+    tier, each instance in one of its role's)."""
+    rows = []
+    for model in spec.models.values():
+        if not model.disaggregated:
+            continue
+        placement = spec.placements.get(model.name)
+        planned = placement.domains if placement is not None else ()
+        for index in range(model.config.replicas):
+            domain = (planned[index] or "the cluster") if index < len(planned) else "no room"
+            for role, view in zip(model.slice_gang.roles, model.role_views, strict=True):
+                instances = (
+                    str(role.min_instances)
+                    if role.min_instances == role.max_instances
+                    else f"{role.min_instances}-{role.max_instances}"
+                )
+                rows.append(
+                    [
+                        f"`{model.name}`",
+                        str(index),
+                        role.role,
+                        instances,
+                        f"{role.instance.pods} x {view.gpus_per_pod}",
+                        topology_words(_tier_of(view)),
+                        f"`{domain}`",
+                    ]
+                )
+    if not rows:
+        return []
+    header = ["model", "slice", "role", "instances", f"pods x {words} per instance", "each instance", "slice in"]
+    return ["## Prefill and decode apart", "", *_table(header, rows), ""]
+
+
+def _tier_of(view: Any) -> dict[str, Any] | None:
+    topology = view.config.topology
+    if topology is None:
+        return None
+    return {"mode": topology.mode, "highestTier": view.highest_tier}
+
+
 def _hypernode_names(spec: PlatformSpec) -> str:
     """How the domains below are found on the cluster, and the name `whatif` and `explain` give
     each, so a reader can match the three."""
@@ -264,6 +306,7 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
         lines += [f"- `{name}`: {url}" for name, url in sorted(endpoints.items())]
     lines.append("")
 
+    lines += _slices(spec, words)
     lines += _pools(data.get("pools") or {}, words)
     if spec.topology is not None:
         top = len(spec.topology.tiers)

@@ -93,7 +93,7 @@ def build_summary_data(spec: PlatformSpec) -> dict[str, Any]:
     """Everything as data: numbers as numbers, quantities as the Kubernetes quantity text."""
     models = {
         m.name: {
-            "kind": "LeaderWorkerSet" if m.multi_node else "Deployment",
+            "kind": "LeaderWorkerSet" if m.config.uses_lws else "Deployment",
             "tenant": m.tenant,
             "namespace": m.namespace,
             "queue": m.queue,

@@ -36,14 +36,27 @@ class ModelJobs:
 
 
 def pod_request(spec: dict[str, Any]) -> Resources:
-    """`GetPodResourceRequest`: containers summed, the largest init container if larger, one pod."""
+    """`GetPodResourceRequest` (volcano v1.15.1 pkg/scheduler/api/pod_info.go): containers and
+    sidecars (init containers with `restartPolicy: Always`) summed; each other init container with
+    the sidecars started before it, the largest of those if larger; one pod."""
     total: Resources = {}
     for container in spec.get("containers") or []:
         add(total, scheduler_units(((container.get("resources") or {}).get("requests")) or {}))
+    sidecars: Resources = {}
+    largest_init: Resources = {}
     for container in spec.get("initContainers") or []:
-        init = scheduler_units(((container.get("resources") or {}).get("requests")) or {})
-        for name, amount in init.items():
-            total[name] = max(total.get(name, 0.0), amount)
+        request = scheduler_units(((container.get("resources") or {}).get("requests")) or {})
+        if container.get("restartPolicy") == "Always":
+            add(total, request)
+            add(sidecars, request)
+            running = dict(sidecars)
+        else:
+            running = dict(request)
+            add(running, sidecars)
+        for name, amount in running.items():
+            largest_init[name] = max(largest_init.get(name, 0.0), amount)
+    for name, amount in largest_init.items():
+        total[name] = max(total.get(name, 0.0), amount)
     total[PODS] = 1.0
     return total
 

@@ -10,7 +10,7 @@ from typing import Any
 from config.platform_labels import MANAGED_BY, MODEL_LABEL
 from config.schema.quantity import quantity_value
 from config.spec.gateway import scales_from_zero
-from config.spec.model import ModelSpec
+from config.spec.model import ModelSpec, slice_group_name
 from config.spec.platform import PlatformSpec
 from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
 from config.upstream.volcano import GROUP_NAME_ANNOTATION
@@ -177,7 +177,8 @@ def build_world(
     for name, model in spec.models.items():
         if only is not None and name not in only:
             continue
-        order = _add_model(model, index, existing[name], jobs, models[name], priorities, default, order, live, objects)
+        adder = _add_disaggregated if model.disaggregated else _add_model
+        order = adder(model, index, existing[name], jobs, models[name], priorities, default, order, live, objects)
     hypernodes = _hypernodes(state, spec, nodes)
     session = Session(nodes, queues, {u: j for u, j in jobs.items() if j.queue in queues}, hypernodes)
     session.domain_names = domain_names(hypernodes, spec, nodes)
@@ -272,6 +273,66 @@ def _controller_pod_group(job: Job, pod_spec: dict[str, Any], status: dict[str, 
         "spec": spec,
         "status": dict(status),
     }
+
+
+def _add_disaggregated(
+    model: ModelSpec,
+    rendered: Index,
+    running: list[dict[str, Any]],
+    jobs: dict[str, Job],
+    out: ModelJobs,
+    priorities: dict[str, int],
+    default: int,
+    order: int,
+    live: dict[str, dict[str, Any]],
+    objects: Objects,
+) -> int:
+    """A model with prefill and decode apart: each slice's PodGroup from the render, and the pods of
+    each role's LeaderWorkerSet as its controller makes them (`<lws>-<group>`, then
+    `-<worker>`), the running ones kept where their slice, role, group and position still exist."""
+    running_at: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for pod in running:
+        labels = pod["metadata"].get("labels") or {}
+        if (pod.get("status") or {}).get("phase") == "Running":
+            key = (labels.get(LWS_NAME_LABEL, ""), labels.get(LWS_GROUP_INDEX_LABEL, ""), pod["metadata"]["name"])
+            running_at[key] = pod
+    for index in range(model.config.replicas):
+        group_name = slice_group_name(model.name, index)
+        manifest = rendered.get(("PodGroup", model.namespace, group_name))
+        if manifest is None:
+            continue
+        status = (live.get(f"{model.namespace}/{group_name}") or {}).get("status") or {}
+        group = {**manifest, "status": status}
+        job = pod_group_job(group, priorities, default, order)
+        jobs[job.uid] = job
+        out.jobs.append(job.uid)
+        objects.pod_groups[job.uid] = group
+        for view in model.role_views:
+            lws_name = view.for_slice(index).workload_name
+            lws = rendered.get(("LeaderWorkerSet", model.namespace, lws_name))
+            if lws is None:
+                continue
+            spec = lws.get("spec") or {}
+            template = spec.get("leaderWorkerTemplate") or {}
+            size = int(template.get("size", 1))
+            worker = template.get("workerTemplate") or {}
+            leader = template.get("leaderTemplate") or worker
+            for group_index in range(int(spec.get("replicas", 1))):
+                for position in range(size):
+                    name = f"{lws_name}-{group_index}" + (f"-{position}" if position else "")
+                    kept = running_at.get((lws_name, str(group_index), name))
+                    if kept is not None and _group_of(kept) != job.uid:
+                        kept = _in_group(kept, job.uid)
+                    if kept is None:
+                        labels = {LWS_NAME_LABEL: lws_name, LWS_GROUP_INDEX_LABEL: str(group_index)}
+                        kept = _new_pod(model, leader if position == 0 else worker, name, labels)
+                        kept = _admitted(kept, job.uid, priorities, default)
+                    order += 1
+                    task = _task(kept, job.uid, priorities, default, order)
+                    job.tasks.append(task)
+                    out.tasks.append(task.uid)
+                    objects.pods[task.uid] = kept
+    return order + 1
 
 
 def _add_model(

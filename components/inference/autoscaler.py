@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from components.inference.metadata import object_metadata
-from components.observability.monitors import MODEL_METRIC_LABEL
+from components.observability.monitors import MODEL_METRIC_LABEL, SERVING_ROLE_METRIC_LABEL, SLICE_METRIC_LABEL
 from config.schema.quantity import format_amount
 from config.sections.autoscaling import AutoscalingConfig
 from config.sections.observability import ObservabilityConfig
@@ -27,8 +27,8 @@ ACTIVATION_ONLY_THRESHOLD = "1000000000"
 
 
 def scale_target(model: ModelSpec) -> dict[str, str]:
-    if model.multi_node:
-        return {"apiVersion": LWS_API_VERSION, "kind": "LeaderWorkerSet", "name": model.name}
+    if model.multi_node or model.serving_role is not None:
+        return {"apiVersion": LWS_API_VERSION, "kind": "LeaderWorkerSet", "name": model.workload_name}
     return {"apiVersion": "apps/v1", "kind": "Deployment", "name": model.name}
 
 
@@ -40,7 +40,10 @@ def metric_query(model: ModelSpec) -> str:
         "requestsRunning": "vllm:num_requests_running",
         "kvCacheUsage": kv_cache_usage_metric(model.vllm_version),
     }[scaling.metric]
-    return f'sum({metric}{{namespace="{model.namespace}",{MODEL_METRIC_LABEL}="{model.name}"}})'
+    matchers = f'namespace="{model.namespace}",{MODEL_METRIC_LABEL}="{model.name}"'
+    if model.serving_role is not None:  # one role of one slice
+        matchers += f',{SLICE_METRIC_LABEL}="{model.slice_index}",{SERVING_ROLE_METRIC_LABEL}="{model.serving_role}"'
+    return f"sum({metric}{{{matchers}}})"
 
 
 def _scaling(model: ModelSpec) -> AutoscalingConfig:
@@ -117,7 +120,7 @@ def scaled_object_manifest(
     return {
         "apiVersion": KEDA_API_VERSION,
         "kind": "ScaledObject",
-        "metadata": object_metadata(model, model.name),
+        "metadata": object_metadata(model, model.workload_name),
         "spec": {
             "scaleTargetRef": scale_target(model),
             "minReplicaCount": scaling.min_replicas,

@@ -16,6 +16,7 @@ def leaderworkerset_manifest(model: ModelSpec) -> dict[str, Any]:
     phantom diffs."""
     cfg = model.config
     metadata = workload_metadata(model)
+    metadata["name"] = model.workload_name
     if not model.own_pod_group:
         # LWS gang scheduling reads the queue from the LeaderWorkerSet itself.
         metadata["annotations"] = {**metadata.get("annotations", {}), QUEUE_ANNOTATION: model.queue}
@@ -25,12 +26,7 @@ def leaderworkerset_manifest(model: ModelSpec) -> dict[str, Any]:
         "metadata": metadata,
         "spec": {
             **replicas_field(model),
-            "leaderWorkerTemplate": {
-                "size": cfg.nodes_per_replica,
-                "restartPolicy": "RecreateGroupOnPodRestart",
-                "leaderTemplate": pod_template(model, "leader"),
-                "workerTemplate": pod_template(model, "worker"),
-            },
+            "leaderWorkerTemplate": _templates(model),
             "rolloutStrategy": {
                 "type": "RollingUpdate",
                 "rollingUpdateConfiguration": {
@@ -43,4 +39,21 @@ def leaderworkerset_manifest(model: ModelSpec) -> dict[str, Any]:
             "startupPolicy": "LeaderCreated",
             "networkConfig": {"subdomainPolicy": "Shared"},
         },
+    }
+
+
+def _templates(model: ModelSpec) -> dict[str, Any]:
+    """A Ray leader and its workers; an instance of one pod (a role of a slice) is a server alone."""
+    size = model.config.nodes_per_replica
+    if size == 1:
+        return {
+            "size": 1,
+            "restartPolicy": "RecreateGroupOnPodRestart",
+            "workerTemplate": pod_template(model, "server"),
+        }
+    return {
+        "size": size,
+        "restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderTemplate": pod_template(model, "leader"),
+        "workerTemplate": pod_template(model, "worker"),
     }

@@ -50,6 +50,7 @@ def register_service(name: str, model: ModelSpec, opts: pulumi.ResourceOptions) 
 
 SINGLE_NODE_TYPE = "volcano-platform:inference:SingleNodeModel"
 MULTI_NODE_TYPE = "volcano-platform:inference:MultiNodeModel"
+DISAGGREGATED_TYPE = "volcano-platform:inference:DisaggregatedModel"
 
 
 def kind_change_alias(opts: pulumi.ResourceOptions | None, previous_type: str) -> pulumi.ResourceOptions:

@@ -11,11 +11,13 @@ import json
 import math
 from typing import Any, Literal
 
+from components.inference.kv_transfer import kv_transfer_env, nixl_port, routing_sidecar
 from components.inference.vllm_command import entrypoint, leader_script, server_arguments, worker_script
-from config.platform_labels import ROLE_LABEL, model_labels
+from config.platform_labels import ROLE_LABEL, SERVING_ROLE_LABEL, SLICE_LABEL, model_labels
 from config.sections.models import FieldRef, SecretRef
 from config.spec.model import ModelSpec
 from config.upstream.accelerators import AMD_RAY_NOSET_ENV
+from config.upstream.inference_gateway import ROUTER_ROLE_LABEL
 from config.upstream.interconnects import INTERCONNECTS
 from config.upstream.kubernetes import MULTUS_ANNOTATION
 from config.upstream.vllm_releases import (
@@ -70,6 +72,8 @@ def _env(model: ModelSpec, role: Role) -> list[dict[str, Any]]:
         for name, value in interconnect.env.items() if interconnect else ():
             if name not in cfg.env and all(e["name"] != name for e in env):
                 env.append({"name": name, "value": value})
+    if model.serving_role is not None:
+        env += kv_transfer_env(model)
     budget = cfg.startup.load_timeout_seconds
     # Only releases that read the variable get it; older ones hard-code the wait (a warning says so).
     if (
@@ -87,7 +91,7 @@ def _probes(model: ModelSpec) -> dict[str, Any]:
     answers 503 once the engine has died)."""
     startup = model.config.startup
     period = startup.probe_period_seconds
-    health = {"path": "/health", "port": "http"}
+    health = {"path": "/health", "port": api_port_name(model)}
     return {
         "startupProbe": {
             "httpGet": health,
@@ -98,6 +102,12 @@ def _probes(model: ModelSpec) -> dict[str, Any]:
         "readinessProbe": {"httpGet": health, "periodSeconds": period, "timeoutSeconds": 5, "failureThreshold": 3},
         "livenessProbe": {"httpGet": health, "periodSeconds": period, "timeoutSeconds": 5, "failureThreshold": 6},
     }
+
+
+def api_port_name(model: ModelSpec) -> str:
+    """The name of vLLM's port: `http`, except behind decode's sidecar, which takes that name (the
+    port the Service, the pool and the monitor reach the pod on)."""
+    return "vllm" if model.serving_role == "decode" else "http"
 
 
 def container(model: ModelSpec, role: Role) -> dict[str, Any]:
@@ -118,7 +128,9 @@ def container(model: ModelSpec, role: Role) -> dict[str, Any]:
         spec["env"] = env
     ports: list[dict[str, Any]] = []
     if role != "worker":
-        ports.append({"name": "http", "containerPort": cfg.port, "protocol": "TCP"})
+        ports.append({"name": api_port_name(model), "containerPort": cfg.port, "protocol": "TCP"})
+        if model.serving_role is not None:
+            ports.append(nixl_port(model))
     if role == "leader":
         ports.append({"name": "ray", "containerPort": cfg.ray.port, "protocol": "TCP"})
     if ports:
@@ -186,6 +198,10 @@ def pod_template(model: ModelSpec, role: Role) -> dict[str, Any]:
     labels = {**cfg.labels, **model_labels(model.name, model.tenant)}
     if role != "server":
         labels[ROLE_LABEL] = role
+    if model.serving_role is not None and model.slice_index is not None:
+        labels[SLICE_LABEL] = str(model.slice_index)
+        labels[SERVING_ROLE_LABEL] = model.serving_role
+        labels[ROUTER_ROLE_LABEL] = model.serving_role
     spec: dict[str, Any] = {
         "schedulerName": VOLCANO_SCHEDULER_NAME,
         "priorityClassName": cfg.priority_class,
@@ -195,8 +211,13 @@ def pod_template(model: ModelSpec, role: Role) -> dict[str, Any]:
         "containers": [container(model, role)],
         "volumes": _volumes(model),
     }
-    if cfg.image_pull_secrets:
-        spec["imagePullSecrets"] = [{"name": name} for name in cfg.image_pull_secrets]
+    if model.serving_role == "decode" and role != "worker":
+        spec["initContainers"] = [routing_sidecar(model, model.api_port)]
+    pull_secrets = list(cfg.image_pull_secrets)
+    if model.serving_role == "decode" and model.sidecar_pull_secret not in (None, *pull_secrets):
+        pull_secrets.append(str(model.sidecar_pull_secret))
+    if pull_secrets:
+        spec["imagePullSecrets"] = [{"name": name} for name in pull_secrets]
     if model.node_selector:
         spec["nodeSelector"] = dict(model.node_selector)
     if model.node_affinity_terms:

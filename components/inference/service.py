@@ -6,6 +6,7 @@ from typing import Any
 
 from components.inference.metadata import object_metadata
 from components.observability.monitors import server_selector
+from config.platform_labels import SERVING_ROLE_LABEL
 from config.spec.model import ModelSpec
 from config.upstream.kubernetes import SKIP_AWAIT_ANNOTATION
 
@@ -22,7 +23,14 @@ def service_manifest(model: ModelSpec) -> dict[str, Any]:
         "metadata": metadata,
         "spec": {
             "type": "ClusterIP",
-            "selector": server_selector(model),
-            "ports": [{"name": "http", "port": model.config.port, "targetPort": "http", "protocol": "TCP"}],
+            "selector": _selector(model),
+            "ports": [{"name": "http", "port": model.api_port, "targetPort": "http", "protocol": "TCP"}],
         },
     }
+
+
+def _selector(model: ModelSpec) -> dict[str, str]:
+    """The servers; with prefill and decode apart, decode's (its sidecar takes every request)."""
+    if model.disaggregated:
+        return {**server_selector(model), SERVING_ROLE_LABEL: "decode"}
+    return server_selector(model)

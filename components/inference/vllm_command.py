@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shlex
 
+from components.inference.kv_transfer import kv_transfer_arguments
 from config.spec.model import ModelSpec
 from config.upstream.vllm_releases import (
     LENGTH_SCALING_ROPE_TYPES,
@@ -81,6 +82,8 @@ def server_arguments(model: ModelSpec) -> list[str]:
             overrides["rope_theta"] = _number(engine.rope_theta)
     if overrides:
         argv += ["--hf-overrides", json.dumps(overrides, sort_keys=True, separators=(",", ":"))]
+    if model.serving_role is not None:
+        argv += kv_transfer_arguments(model)
     argv += list(engine.extra_args)
     return argv
 

@@ -84,7 +84,10 @@ def _by_workload(models: Iterable[ModelSpec]) -> dict[tuple[str, str], list[str]
     """(kind, namespace) -> model names, for one selector per kind and namespace."""
     by_kind: dict[tuple[str, str], list[str]] = defaultdict(list)
     for model in models:
-        by_kind[("statefulset" if model.multi_node else "deployment", model.namespace)].append(model.name)
+        if model.disaggregated:  # LWS makes a leader StatefulSet per LeaderWorkerSet: one per slice and role
+            by_kind[("statefulset", model.namespace)] += [view.workload_name for view in model.slice_views()]
+        else:
+            by_kind[("statefulset" if model.multi_node else "deployment", model.namespace)].append(model.name)
     return dict(sorted(by_kind.items()))
 
 
@@ -227,7 +230,7 @@ def scheduler_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     # The label is the PodGroup's name (`job_id`, without the namespace). Only the stack's own
     # PodGroups (multi-node models) have names it knows; a Deployment's PodGroup is named by
     # Volcano's controller after its ReplicaSet, and `VllmModelReplicasMissing` watches those models.
-    groups = sorted(m.pod_group_name for m in spec.models.values() if m.has_pod_group)
+    groups = sorted(name for m in spec.models.values() for name in m.pod_group_names)
     if groups:
         alerts.append(
             _alert(

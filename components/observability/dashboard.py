@@ -113,7 +113,7 @@ def _kv_cache_query(spec: PlatformSpec) -> str:
 def _unschedulable_query(spec: PlatformSpec) -> str:
     """Tasks that cannot be scheduled, for the stack's own PodGroups when it has any (the label is
     the PodGroup's name), else for every PodGroup."""
-    groups = sorted(m.pod_group_name for m in spec.models.values() if m.has_pod_group)
+    groups = sorted(name for m in spec.models.values() for name in m.pod_group_names)
     selector = f"{{job_id{one_of(groups)}}}" if groups else ""
     return f"max by (job_id) (volcano_unschedule_task_count{selector}) > 0"
 

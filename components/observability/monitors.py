@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.inference.metadata import object_metadata
-from config.platform_labels import MANAGED_BY, MODEL_METRIC_LABEL, model_selector
+from config.platform_labels import MANAGED_BY, MODEL_METRIC_LABEL, SERVING_ROLE_LABEL, SLICE_LABEL, model_selector
 from config.sections.observability import ObservabilityConfig
 from config.spec.model import ModelSpec
 from config.upstream.lws import LWS_NAME_LABEL, LWS_WORKER_INDEX_LABEL
@@ -20,11 +20,15 @@ from config.upstream.monitoring import MONITORING_API_VERSION
 from config.upstream.volcano import VOLCANO_METRICS_PORT_NAME, VOLCANO_METRICS_SERVICES, VOLCANO_NAMESPACE
 
 TENANT_METRIC_LABEL = "tenant"
+SLICE_METRIC_LABEL = "slice"
+SERVING_ROLE_METRIC_LABEL = "serving_role"
 METRICS_PATH = "/metrics"
 
 
 def server_selector(model: ModelSpec) -> dict[str, str]:
     """The pods that serve the model's API (and its metrics)."""
+    if model.disaggregated:  # the servers of both roles: each instance's first pod
+        return {**model_selector(model.name), LWS_WORKER_INDEX_LABEL: "0"}
     if model.multi_node:
         return {LWS_NAME_LABEL: model.name, LWS_WORKER_INDEX_LABEL: "0"}
     return model_selector(model.name)
@@ -32,7 +36,24 @@ def server_selector(model: ModelSpec) -> dict[str, str]:
 
 def pod_monitor_manifest(model: ModelSpec, observability: ObservabilityConfig) -> dict[str, Any]:
     labels = {MODEL_METRIC_LABEL: model.name, TENANT_METRIC_LABEL: model.tenant}
-    return pod_monitor(object_metadata(model, model.name), server_selector(model), "http", labels, observability)
+    monitor = pod_monitor(object_metadata(model, model.name), server_selector(model), "http", labels, observability)
+    if model.disaggregated:
+        # Each series says its slice and role, which the roles' autoscalers select by.
+        endpoint = monitor["spec"]["podMetricsEndpoints"][0]
+        endpoint["relabelings"] += [
+            {"action": "replace", "sourceLabels": [_meta_label(SLICE_LABEL)], "targetLabel": SLICE_METRIC_LABEL},
+            {
+                "action": "replace",
+                "sourceLabels": [_meta_label(SERVING_ROLE_LABEL)],
+                "targetLabel": SERVING_ROLE_METRIC_LABEL,
+            },
+        ]
+    return monitor
+
+
+def _meta_label(label: str) -> str:
+    """Prometheus' name for a pod label in service discovery (every other character becomes `_`)."""
+    return "__meta_kubernetes_pod_label_" + "".join(c if c.isalnum() else "_" for c in label)
 
 
 def pod_monitor(

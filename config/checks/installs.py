@@ -237,7 +237,7 @@ def check_upstream_versions(spec: PlatformSpec) -> list[Problem]:
     if vendored_dir(VOLCANO, volcano) is None:
         problems.append(_unvendored(VOLCANO, "Volcano", "volcano.version", volcano))
     lws = spec.config.lws.version
-    uses_lws = spec.lws_install or any(m.multi_node for m in spec.models.values())
+    uses_lws = spec.lws_install or any(m.config.uses_lws for m in spec.models.values())
     if uses_lws and vendored_dir(LWS, lws) is None:
         problems.append(_unvendored(LWS, "LeaderWorkerSet", "lws.version", lws))
     return problems

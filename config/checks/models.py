@@ -8,7 +8,7 @@ import re
 
 from config.checks.credentials import secret_exists
 from config.checks.environment import check_environment
-from config.checks.placement import check_node_capacity, check_placement_options
+from config.checks.placement import check_disaggregation, check_node_capacity, check_placement_options
 from config.checks.vllm import (
     check_engine_args,
     check_image_build,
@@ -28,7 +28,10 @@ _CAPABILITY = re.compile(r"^[A-Z][A-Z_]*$")
 def check_models(spec: PlatformSpec) -> list[Problem]:
     problems: list[Problem] = []
     for model in spec.models.values():
-        problems += _parallelism(model)
+        for view in model.role_views or (model,):
+            problems += _parallelism(view)
+            problems += check_node_capacity(spec, view)
+        problems += check_disaggregation(spec, model)
         problems += _references(spec, model)
         problems += check_engine_args(model)
         problems += check_vllm_release(model)
@@ -39,7 +42,6 @@ def check_models(spec: PlatformSpec) -> list[Problem]:
         problems += check_environment(spec, model)
         problems += check_placement_options(spec, model)
         problems += _pod_options(model)
-        problems += check_node_capacity(spec, model)
         problems += _adoption(model)
         problems += _object_size(model)
     return problems
@@ -105,14 +107,14 @@ def _object_size(model: ModelSpec) -> list[Problem]:
 
 def _parallelism(model: ModelSpec) -> list[Problem]:
     cfg = model.config
-    path = join_path("models", model.name)
+    path = model.key_path
     problems: list[Problem] = []
     if cfg.multi_node and cfg.resources.gpus == 0:
         problems.append(
             Problem(
                 join_path(path, "resources", "gpus"),
                 "a multi-node model needs GPUs on every node",
-                "set `resources.gpus`, or use `nodesPerReplica: 1`",
+                f"set `resources.gpus`, or use `{model.nodes_key}: 1`",
                 got=0,
             )
         )
@@ -124,9 +126,9 @@ def _parallelism(model: ModelSpec) -> list[Problem]:
             Problem(
                 join_path(path, "engine"),
                 f"tensor x pipeline parallel = {cfg.tensor_parallel} x {cfg.pipeline_parallel} = "
-                f"{world}, but a replica has {cfg.resources.gpus} GPU(s) x {cfg.nodes_per_replica} "
-                f"node(s) = {available}",
-                "make tensorParallelSize x pipelineParallelSize equal GPUs per pod x nodesPerReplica "
+                f"{world}, but {'an instance' if model.serving_role else 'a replica'} has {cfg.resources.gpus} "
+                f"GPU(s) x {cfg.nodes_per_replica} node(s) = {available}",
+                f"make tensorParallelSize x pipelineParallelSize equal GPUs per pod x {model.nodes_key} "
                 f"(e.g. tp {cfg.resources.gpus} x pp {cfg.nodes_per_replica})",
             )
         )

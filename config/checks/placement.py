@@ -14,7 +14,7 @@ def check_placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Proble
     cfg = model.config
     path = join_path("models", model.name)
     problems: list[Problem] = []
-    if cfg.topology is not None and not cfg.multi_node:
+    if cfg.topology is not None and not cfg.multi_node and not cfg.disaggregated:
         problems.append(
             Problem(
                 join_path(path, "topology"),
@@ -22,37 +22,9 @@ def check_placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Proble
                 "remove `topology`, or set `nodesPerReplica` > 1",
             )
         )
-    if cfg.topology is not None and cfg.multi_node:
-        if spec.config.lws.gang_scheduling:
-            problems.append(
-                Problem(
-                    join_path(path, "topology"),
-                    "with `lws.gangScheduling: true` LWS makes the "
-                    "PodGroups itself, without network topology, so this constraint would be ignored",
-                    "turn `lws.gangScheduling` off (the platform then makes topology-aware PodGroups), "
-                    "or remove the constraint",
-                )
-            )
-        elif spec.topology is None:
-            hard = cfg.topology.mode == "hard"
-            problems.append(
-                Problem(
-                    join_path(path, "topology"),
-                    "the stack describes no `topology`, so no HyperNodes exist to enforce this constraint"
-                    + ("; a hard constraint would leave every replica Pending or unconstrained" if hard else ""),
-                    "describe the network under `topology`, or remove the constraint",
-                    severity="error" if hard else "warning",
-                )
-            )
-        if cfg.topology.mode == "hard" and cfg.topology.highest_tier is None and cfg.topology.highest_tier_name is None:
-            problems.append(
-                Problem(
-                    join_path(path, "topology", "mode"),
-                    "hard mode without a tier applies no limit at all, which is not what `hard` promises",
-                    "set `highestTier` (1 = leaf), or use `mode: soft`",
-                    got="hard",
-                )
-            )
+    for constrained in (model, *model.role_views):
+        if constrained.config.topology is not None and (constrained.config.uses_lws or constrained.serving_role):
+            problems += _enforceable(spec, constrained)
     problems += _peak_spill(spec, model)
     if cfg.multi_node and cfg.port == cfg.ray.port:
         problems.append(
@@ -61,6 +33,45 @@ def check_placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Proble
                 f"port {cfg.port} is also the Ray head port",
                 "use another port (or move `ray.port`)",
                 got=cfg.port,
+            )
+        )
+    return problems
+
+
+def _enforceable(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """A topology constraint (a model's, a slice's or a role's) that HyperNodes can enforce."""
+    cfg = model.config
+    assert cfg.topology is not None
+    path = model.key_path
+    problems: list[Problem] = []
+    if spec.config.lws.gang_scheduling and not (cfg.disaggregated or model.serving_role):
+        problems.append(
+            Problem(
+                join_path(path, "topology"),
+                "with `lws.gangScheduling: true` LWS makes the "
+                "PodGroups itself, without network topology, so this constraint would be ignored",
+                "turn `lws.gangScheduling` off (the platform then makes topology-aware PodGroups), "
+                "or remove the constraint",
+            )
+        )
+    elif spec.topology is None:
+        hard = cfg.topology.mode == "hard"
+        problems.append(
+            Problem(
+                join_path(path, "topology"),
+                "the stack describes no `topology`, so no HyperNodes exist to enforce this constraint"
+                + ("; a hard constraint would leave every replica Pending or unconstrained" if hard else ""),
+                "describe the network under `topology`, or remove the constraint",
+                severity="error" if hard else "warning",
+            )
+        )
+    if cfg.topology.mode == "hard" and cfg.topology.highest_tier is None and cfg.topology.highest_tier_name is None:
+        problems.append(
+            Problem(
+                join_path(path, "topology", "mode"),
+                "hard mode without a tier applies no limit at all, which is not what `hard` promises",
+                "set `highestTier` (1 = leaf), or use `mode: soft`",
+                got="hard",
             )
         )
     return problems
@@ -105,7 +116,7 @@ def check_node_capacity(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             known = allocatable is not None
             problems.append(
                 Problem(
-                    join_path("models", model.name, "resources", resource),
+                    join_path(model.key_path, "resources", resource),
                     f"each pod requests {requested} {resource}, more than "
                     + (
                         f"a GPU node's allocatable {allocatable} (`cluster.node.{resource}`)"
@@ -113,8 +124,203 @@ def check_node_capacity(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
                         else "any node has"
                     )
                     + "; the pods would stay Pending",
-                    "request at most what one node offers (spread the model over more nodes with nodesPerReplica)",
+                    f"request at most what one node offers (spread the model over more nodes with {model.nodes_key})",
                     got=requested,
                 )
             )
+    return problems
+
+
+def check_disaggregation(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """A model with prefill and decode apart: its roles, the slice around them, their ratio and
+    their ports (docs/operations.md, "Prefill and decode apart")."""
+    cfg = model.config
+    path = join_path("models", model.name)
+    if not model.disaggregated:
+        if cfg.disaggregation is not None:
+            return [
+                Problem(
+                    join_path(path, "disaggregation"),
+                    "the model has no `roles`, so nothing reads its disaggregation settings",
+                    "give the model `roles.prefill` and `roles.decode`, or remove `disaggregation`",
+                )
+            ]
+        return []
+    problems = _whole_model_keys(model, path)
+    if cfg.gateway.enabled:
+        problems.append(
+            Problem(
+                join_path(path, "gateway", "enabled"),
+                "a model with roles is not served through the gateway yet: the pinned router "
+                "(llm-d-inference-scheduler v0.7.1) has no filter that keeps a request's prefill in the slice of "
+                "its decode pod, so the KV cache could cross the slices' domains",
+                "serve it through its Service (decode's sidecar then prefills on decode), or leave `roles` out",
+            )
+        )
+    else:
+        problems.append(
+            Problem(
+                join_path(path, "roles", "prefill"),
+                "requests reach the model through its Service, where no router names a prefill pod: decode's sidecar "
+                "then prefills on decode, and the prefill instances hold their GPUs without work until the model "
+                "is served through a router with a prefill/decode profile",
+                "accept it while the slices' scheduling is tried out, or give prefill `autoscaling` with "
+                "`minInstances: 0`",
+                severity="warning",
+            )
+        )
+    prefill, decode = model.role("prefill"), model.role("decode")
+    roles = cfg.roles
+    assert roles is not None
+    if decode.min_replicas == 0:
+        key = "autoscaling.minInstances" if roles.decode.autoscaling is not None else "instances"
+        problems.append(
+            Problem(
+                join_path(path, "roles", "decode", *key.split(".")),
+                "decode at zero instances serves nothing: every request enters a slice through decode's sidecar",
+                "give decode at least one instance per slice (prefill may go to zero: decode then prefills itself)",
+                got=0,
+            )
+        )
+    if prefill.config.tensor_parallel > decode.config.tensor_parallel:
+        problems.append(
+            Problem(
+                join_path(path, "roles", "prefill", "engine", "tensorParallelSize"),
+                f"prefill's tensor parallelism ({prefill.config.tensor_parallel}) is above decode's "
+                f"({decode.config.tensor_parallel}); vLLM's NixlConnector transfers between tensor-parallel sizes "
+                "only when decode's is at least prefill's (llm-d/llm-d issue 2187)",
+                "give prefill at most decode's tensor parallelism (more prefill instances instead)",
+                got=prefill.config.tensor_parallel,
+            )
+        )
+    for view, role in zip(model.role_views, (roles.prefill, roles.decode), strict=True):
+        problems += _role_tier(model, view)
+        if role.autoscaling is not None and not spec.config.observability.enabled:
+            problems.append(
+                Problem(
+                    join_path(view.key_path, "autoscaling"),
+                    "the role's autoscaler follows its vLLM metrics, which are scraped only with observability on",
+                    "set `observability.enabled: true` (prometheus-operator and KEDA on the cluster), or remove it",
+                )
+            )
+    problems += _ratio(model, path)
+    problems += _ports(model, path)
+    return problems
+
+
+def _whole_model_keys(model: ModelSpec, path: str) -> list[Problem]:
+    """Keys of a whole model that a model with roles sets per role instead."""
+    cfg = model.config
+    problems = []
+    for key, given, instead in (
+        ("autoscaling", cfg.autoscaling is not None, "`roles.<role>.autoscaling`"),
+        ("nodesPerReplica", cfg.nodes_per_replica > 1, "`roles.<role>.nodesPerInstance`"),
+        ("adopt", bool(cfg.adopt), "nothing: the slices' PodGroups and LeaderWorkerSets are created by the stack"),
+    ):
+        if given:
+            problems.append(
+                Problem(
+                    join_path(path, key),
+                    f"`{key}` applies to a model without `roles`; with roles each slice is a gang of its roles",
+                    f"remove `{key}` and use {instead}",
+                )
+            )
+    return problems
+
+
+def _role_tier(model: ModelSpec, role: ModelSpec) -> list[Problem]:
+    """A role's instances stay inside a domain no wider than the slice's: Volcano places a sub-group
+    only under the HyperNode its job was given (volcano v1.15.1 pkg/scheduler/actions/allocate/
+    allocate.go, allocateForJob with the job's allocated HyperNode)."""
+    if role.highest_tier is None or model.highest_tier is None or role.highest_tier <= model.highest_tier:
+        return []
+    return [
+        Problem(
+            join_path(role.key_path, "topology", "highestTier"),
+            f"each {role.serving_role} instance may span tier {role.highest_tier}, wider than its slice's tier "
+            f"{model.highest_tier} (`models.{model.name}.topology`), which holds the whole slice",
+            f"give the role a tier of at most {model.highest_tier}, or widen the slice's",
+            got=role.highest_tier,
+        )
+    ]
+
+
+def _ratio(model: ModelSpec, path: str) -> list[Problem]:
+    """The prefill/decode bounds against the instances the roles may run."""
+    ratio = model.disaggregation.ratio
+    prefill, decode = model.role("prefill"), model.role("decode")
+    if ratio is None:
+        if prefill.config.autoscaling is not None:
+            return [
+                Problem(
+                    join_path(path, "disaggregation", "ratio"),
+                    "prefill autoscales without a ratio to decode, so a burst of long prompts can grow prefill past "
+                    "what decode can take in",
+                    "bound it with `disaggregation.ratio: {min: <a>, max: <b>}` (prefill per decode instance)",
+                    severity="warning",
+                )
+            ]
+        return []
+    problems = []
+    if ratio.min * decode.min_replicas > prefill.config.planned_replicas:
+        problems.append(
+            Problem(
+                join_path(path, "disaggregation", "ratio", "min"),
+                f"at least {ratio.min:g} prefill per decode instance needs {ratio.min * decode.min_replicas:g} "
+                f"prefill instance(s) for decode's {decode.min_replicas}, above prefill's most "
+                f"({prefill.config.planned_replicas})",
+                "lower `ratio.min`, or raise prefill's (maximum) instances",
+                got=ratio.min,
+            )
+        )
+    if ratio.max * decode.config.planned_replicas < prefill.min_replicas:
+        problems.append(
+            Problem(
+                join_path(path, "disaggregation", "ratio", "max"),
+                f"at most {ratio.max:g} prefill per decode instance allows "
+                f"{ratio.max * decode.config.planned_replicas:g} prefill instance(s) at decode's most, below "
+                f"prefill's fewest ({prefill.min_replicas})",
+                "raise `ratio.max`, or lower prefill's (minimum) instances",
+                got=ratio.max,
+            )
+        )
+    return problems
+
+
+def _ports(model: ModelSpec, path: str) -> list[Problem]:
+    """The ports a decode pod opens: the sidecar on the model's `port` (and one more per data-parallel
+    rank, llm-d-inference-scheduler v0.7.1 pkg/sidecar/proxy/data_parallel.go), vLLM behind it, NIXL's
+    side channel (one per rank from its base); a prefill pod: vLLM and the side channel."""
+    settings = model.disaggregation
+    cfg = model.config
+    taken = {cfg.port: "`port` (the sidecar's)", settings.sidecar.vllm_port: "`disaggregation.sidecar.vllmPort`"}
+    problems = []
+    side_channel = settings.nixl.side_channel_port
+    if settings.sidecar.vllm_port == cfg.port:
+        problems.append(
+            Problem(
+                join_path(path, "disaggregation", "sidecar", "vllmPort"),
+                f"decode's vLLM and the sidecar in front of it would both listen on {cfg.port}",
+                "give `disaggregation.sidecar.vllmPort` another port (default 8200)",
+                got=cfg.port,
+            )
+        )
+    elif side_channel in taken:
+        problems.append(
+            Problem(
+                join_path(path, "disaggregation", "nixl", "sideChannelPort"),
+                f"NIXL's side channel {side_channel} is also {taken[side_channel]}",
+                "give the side channel a port of its own (default 5600)",
+                got=side_channel,
+            )
+        )
+    if any(view.config.multi_node and view.config.ray.port in taken for view in model.role_views):
+        problems.append(
+            Problem(
+                join_path(path, "ray", "port"),
+                f"the Ray head port {cfg.ray.port} is also one of decode's ports",
+                "move `ray.port`",
+                got=cfg.ray.port,
+            )
+        )
     return problems

@@ -244,8 +244,9 @@ def check_queue_capacity(spec: PlatformSpec) -> list[Problem]:
     totals: dict[str, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
     for model in spec.models.values():
         caps = _effective_capability(spec, model.queue_tenant)
-        gang = model.gang.requests()
-        total = {res: v * model.config.planned_replicas for res, v in gang.items()}
+        # One replica: a gang, or a slice at its minimum (with prefill and decode apart).
+        gang = model.slice_gang.min_requests() if model.disaggregated else model.gang.requests()
+        total = model.peak_requests()
         path = join_path("models", model.name)
         for resource, (cap, owner) in caps.items():
             if resource not in gang:

@@ -188,7 +188,7 @@ def _unpreemptable_above_deserved(spec: PlatformSpec) -> list[Problem]:
             continue
         tenant = spec.tenants[model.queue_tenant]
         deserved = tenant.config.queue.deserved.get(spec.gpu_resource)
-        gpus = model.gang.requests().get(spec.gpu_resource, Decimal(0)) * model.config.planned_replicas
+        gpus = model.peak_requests().get(spec.gpu_resource, Decimal(0))
         held[tenant.name] = held.get(tenant.name, Decimal(0)) + gpus
         if deserved is None or held[tenant.name] <= quantity_value(str(deserved)):
             continue

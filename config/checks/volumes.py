@@ -206,7 +206,8 @@ def check_weight_claims(spec: PlatformSpec) -> list[Problem]:
                 )
             )
         first.setdefault(key, model.name)
-        pods = model.gang.pods * max(model.config.planned_replicas, 1)
+        per_replica = model.slice_gang.max_pods if model.disaggregated else model.gang.pods
+        pods = per_replica * max(model.config.planned_replicas, 1)
         if pvc.create.access_mode in ONE_NODE_MODES and pods > 1:
             problems.append(
                 Problem(

@@ -73,17 +73,19 @@ def _float_from_text(value: object) -> object:
     return value
 
 
-def cli_float(gt: float | None = None, le: float | None = None) -> Any:
+def cli_float(gt: float | None = None, le: float | None = None, ge: float | None = None) -> Any:
     """A number within the bounds; also accepted as a decimal string, the form `pulumi config set
     --path` writes."""
     bounds: dict[str, float] = {}
     if gt is not None:
         bounds["exclusiveMinimum"] = gt
+    if ge is not None:
+        bounds["minimum"] = ge
     if le is not None:
         bounds["maximum"] = le
     return Annotated[
         float,
-        Field(gt=gt, le=le),
+        Field(gt=gt, ge=ge, le=le),
         BeforeValidator(_float_from_text),
         WithJsonSchema({"anyOf": [{"type": "number", **bounds}, {"type": "string", "pattern": _DECIMAL.pattern}]}),
     ]

@@ -1,11 +1,11 @@
-"""The cluster a stack manages: how to reach it, what its accelerators are called and where its
-images and charts come from."""
+"""The cluster a stack manages: how to reach it, what its accelerators are called, where its
+images and charts come from, and the credentials of private registries (`registries`)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, SecretStr
+from pydantic import AfterValidator, Field, SecretStr, field_validator
 
 from config.schema.base import ConfigModel, invalid
 from config.schema.names import ChartRepository, ExtendedResourceName, LocalFile, RegistryHost
@@ -138,3 +138,26 @@ class ClusterConfig(ConfigModel):
     that is, holds or lies in a directory of the node's runtime (`/etc`, `/run`, `/var/run`,
     `/var/lib/kubelet`, `/var/lib/containerd`, `/var/lib/docker`, `/proc`, `/sys`, `/dev`, `/boot`,
     `/root`) is warned about: a pod that mounts it can take over its node."""
+
+
+class RegistryCredential(ConfigModel):
+    """Credentials for a private registry; becomes a `kubernetes.io/dockerconfigjson` Secret."""
+
+    server: RegistryHost
+    """Registry host, e.g. `10.8.17.100:60066` (no scheme); a port is 1-65535. The kubelet uses
+    the entry for images whose host (and path) it matches, so a model's `imagePullSecrets` and the
+    installs' pull secrets must name an entry whose server is their image's registry."""
+    username: str
+    """User name (or token name) to log in with; not empty."""
+    password_secret: str
+    """Entry of `secrets` holding the password or token."""
+
+    @field_validator("username")
+    @classmethod
+    def _username(cls, value: str) -> str:
+        if not value.strip():
+            raise invalid(
+                "the user name is empty, so the registry refuses the login and every pull fails",
+                "write the registry user (a Harbor robot account such as `robot$project`)",
+            )
+        return value

@@ -24,6 +24,7 @@ from config.schema.names import (
 )
 from config.schema.quantity import Quantity
 from config.sections.autoscaling import AutoscalingConfig
+from config.sections.disaggregation import DisaggregationConfig, RoleAutoscaling
 from config.sections.gateway import ModelGatewayConfig
 from config.sections.model_source import AbsolutePath, ModelSource
 from config.sections.volcano import Toleration
@@ -195,6 +196,51 @@ class RolloutConfig(ConfigModel):
     """Extra replicas during an update (each needs free GPUs)."""
 
 
+class ServingRole(ConfigModel):
+    """One role of a slice (`prefill` or `decode`): its instances, each one LeaderWorkerSet group
+    placed inside one network domain. Unset keys take the model's."""
+
+    instances: Annotated[int, Field(ge=0, le=1000)] = 1
+    """Instances per slice. Under `autoscaling` the count it starts with (default: its
+    `minInstances`)."""
+    nodes_per_instance: Annotated[int, Field(ge=1, le=64)] = 1
+    """Nodes (pods) per instance; more than one runs the instance as a Ray cluster."""
+    resources: ModelResources | None = None
+    """Per-pod resources. Default: the model's."""
+    engine: EngineConfig | None = None
+    """vLLM engine arguments; the keys given replace the model's."""
+    env: dict[EnvName, EnvValue] = {}
+    """Further environment variables, over the model's."""
+    topology: TopologyConstraint | None = None
+    """Where each instance may be placed, e.g. `{mode: hard, highestTier: 1}` (one leaf); at most
+    the slice's tier (the model's `topology`)."""
+    autoscaling: RoleAutoscaling | None = None
+    """The role's instances per slice follow its load."""
+
+    @property
+    def starting_instances(self) -> int:
+        if self.autoscaling is None or "instances" in self.model_fields_set:
+            return self.instances
+        return self.autoscaling.min_instances
+
+    @property
+    def min_instances(self) -> int:
+        return self.autoscaling.min_instances if self.autoscaling is not None else self.instances
+
+    @property
+    def max_instances(self) -> int:
+        return self.autoscaling.max_instances if self.autoscaling is not None else self.instances
+
+
+class ServingRoles(ConfigModel):
+    """The two roles of a slice."""
+
+    prefill: ServingRole
+    """Instances that read prompts and hand the KV cache to decode."""
+    decode: ServingRole
+    """Instances that take every request (through their sidecar) and write the answers."""
+
+
 class ModelConfig(ConfigModel):
     """One served model; the key names its workload (Deployment or LeaderWorkerSet)."""
 
@@ -244,15 +290,21 @@ class ModelConfig(ConfigModel):
     preemptable: bool = True
     """Whether higher-priority work may evict these pods."""
     replicas: Annotated[int, Field(ge=0, le=10_000)] = 1
-    """Replicas (LWS groups for multi-node models). With `autoscaling` the autoscaler owns the
-    count and this key is not used."""
+    """Replicas (LWS groups for multi-node models; slices with `roles`). With `autoscaling` the
+    autoscaler owns the count and this key is not used."""
     autoscaling: AutoscalingConfig | None = None
     """Scale with load between `minReplicas` and `maxReplicas` (KEDA or an HPA). Needs
     `observability.enabled`: the autoscaler follows the model's scraped vLLM metrics."""
     nodes_per_replica: Annotated[int, Field(ge=1, le=1024)] = 1
     """Nodes (pods) per replica; more than one makes a LeaderWorkerSet."""
     topology: TopologyConstraint | None = None
-    """Network placement of each replica (multi-node models)."""
+    """Network placement of each replica (multi-node models), or of each slice (with `roles`)."""
+    roles: ServingRoles | None = None
+    """Serve prefill and decode apart: each replica is a slice of prefill and decode instances,
+    gang-scheduled together (`disaggregation` says how they share the KV cache)."""
+    disaggregation: DisaggregationConfig | None = None
+    """KV transfer, sidecar and request split of a model with `roles`. Default: NixlConnector
+    over UCX."""
     startup: StartupConfig = StartupConfig()
     """Load budget and probe timing."""
     ray: RayConfig = RayConfig()
@@ -297,6 +349,16 @@ class ModelConfig(ConfigModel):
     @property
     def multi_node(self) -> bool:
         return self.nodes_per_replica > 1
+
+    @property
+    def disaggregated(self) -> bool:
+        """Prefill and decode apart (`roles`)."""
+        return self.roles is not None
+
+    @property
+    def uses_lws(self) -> bool:
+        """Runs as LeaderWorkerSets (a multi-node model, or each role of a slice)."""
+        return self.multi_node or self.disaggregated
 
     @property
     def starting_replicas(self) -> int:

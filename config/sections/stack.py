@@ -9,14 +9,13 @@ from pydantic import Field, SecretStr
 
 from config.schema.base import ConfigModel
 from config.schema.names import DnsLabel, ModelName, PriorityClassName, SecretName, TenantName
-from config.sections.cluster import ClusterConfig
+from config.sections.cluster import ClusterConfig, RegistryCredential
 from config.sections.gateway import GatewayConfig
 from config.sections.lws import LwsConfig
 from config.sections.models import ModelConfig
 from config.sections.observability import ObservabilityConfig
 from config.sections.pools import PoolConfig
 from config.sections.priority import PriorityClassConfig
-from config.sections.registries import RegistryCredential
 from config.sections.tenant_policy import TenantPolicyConfig
 from config.sections.tenants import DefaultQueuePatch, TenantConfig
 from config.sections.topology import TopologyConfig

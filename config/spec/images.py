@@ -11,7 +11,13 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from config.upstream.inference_gateway import ROUTER_IMAGE_PATH, ROUTER_IMAGE_REPOSITORY, ROUTER_VERSION
+from config.upstream.inference_gateway import (
+    ROUTER_IMAGE_PATH,
+    ROUTER_IMAGE_REPOSITORY,
+    ROUTER_VERSION,
+    SIDECAR_IMAGE_PATH,
+    SIDECAR_IMAGE_REPOSITORY,
+)
 from config.upstream.lws import LWS_CHART, LWS_IMAGE_PATH, LWS_IMAGE_REPOSITORY
 from config.upstream.vendored import normalize_version
 from config.upstream.volcano import (
@@ -25,6 +31,7 @@ from config.upstream.volcano import (
 )
 
 if TYPE_CHECKING:
+    from config.sections.models import ModelConfig
     from config.sections.stack import StackConfig
     from config.spec.platform import PlatformSpec
 
@@ -142,6 +149,25 @@ def router_pull_secret(config: StackConfig) -> str | None:
     return mirror.pull_secret if on_mirror else None
 
 
+def sidecar_image(config: StackConfig, model: ModelConfig) -> str:
+    """The routing sidecar beside a decode vLLM: the model's image for it, else the release of the
+    pinned router, under the mirror when there is one."""
+    if model.disaggregation is not None and model.disaggregation.sidecar.image is not None:
+        return model.disaggregation.sidecar.image
+    mirror = config.cluster.mirror.registry
+    repository = f"{mirror}/{SIDECAR_IMAGE_PATH}" if mirror else SIDECAR_IMAGE_REPOSITORY
+    return f"{repository}:v{ROUTER_VERSION}"
+
+
+def sidecar_pull_secret(config: StackConfig, model: ModelConfig) -> str | None:
+    """The mirror's login, for a sidecar image on the mirror's registry."""
+    mirror = config.cluster.mirror
+    if mirror.registry is None or mirror.pull_secret is None:
+        return None
+    on_mirror = reference_host(sidecar_image(config, model)) == reference_host(mirror.registry)
+    return mirror.pull_secret if on_mirror else None
+
+
 def volcano_pull_secret(config: StackConfig) -> str | None:
     return config.volcano.image_pull_secret or config.cluster.mirror.pull_secret
 
@@ -157,6 +183,7 @@ def stack_images(spec: PlatformSpec) -> list[str]:
     if spec.lws_install:
         images.add(lws_image(spec.config))
     images.update(model.config.image for model in spec.models.values())
+    images.update(sidecar_image(spec.config, m.config) for m in spec.models.values() if m.disaggregated)
     if spec.gateway is not None:
         images.add(router_image(spec.config))
     return sorted(images)

@@ -65,6 +65,35 @@ class JointPlan:
     """False when the search was cut off: the unplaced replicas might fit in another arrangement."""
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a model's replicas go, as the joint plan places them."""
+
+    model: str
+    mode: Mode
+    """`hard`, `soft` or `any` (no constraint)."""
+    tier: int | None
+    """Hard: the allowed tier. Soft: the highest tier the plan had to use. None: the whole cluster."""
+    replicas: int
+    """The most replicas it may run (`maxReplicas` under an autoscaler)."""
+    replicas_that_fit: int
+    """Replicas that fit the empty cluster where they may go, with nothing else placed."""
+    planned_gpus: dict[str, int] = field(default_factory=dict)
+    """Domain name -> GPUs the joint plan puts there (leaves and their ancestors)."""
+    unplaced: int = 0
+    """Replicas the stack requires (`replicas`, or `minReplicas`) that found no room."""
+    unplaced_peak: int = 0
+    """Replicas between the required and the peak count that found no room."""
+    shortage_proven: bool = True
+    """False when the plan's search was cut off: `unplaced` replicas might fit another way."""
+    domains: tuple[str, ...] = ()
+    """The domain each placed replica (or slice) went into, in order (`""`: the whole cluster)."""
+
+    @property
+    def fits(self) -> bool:
+        return self.replicas_that_fit >= self.replicas and not self.unplaced and not self.unplaced_peak
+
+
 def _order(demands: Sequence[Demand]) -> list[Demand]:
     rank = {"hard": 0, "soft": 1, "any": 2}
     return sorted(demands, key=lambda d: (rank[d.mode], d.tier or 0, -d.pods * d.gpus, d.model))
@@ -194,10 +223,40 @@ def _too_big(replicas: list[Demand], topology: Topology) -> bool:
     return False
 
 
-def plan_jointly(demands: Sequence[Demand], topology: Topology) -> JointPlan:
+@dataclass(frozen=True)
+class RoleDemand:
+    """One role of a prefill/decode slice: instances of `pods` pods of `gpus` GPUs."""
+
+    role: str
+    pods: int
+    gpus: int
+    tier: int | None
+    """The tier each instance stays inside (hard), None: anywhere in the slice's domain."""
+    required: int
+    """Instances the slice needs (`minSubGroups`)."""
+    peak: int
+    """The most instances it may run."""
+
+
+@dataclass(frozen=True)
+class SliceDemand:
+    """A model with prefill and decode apart: `slices` gangs, each inside one domain of `tier`
+    (None: anywhere in its pools), each of its role instances inside a narrower domain."""
+
+    model: str
+    tier: int | None
+    slices: int
+    roles: tuple[RoleDemand, ...]
+    pools: tuple[str, ...] | None = None
+
+
+def plan_jointly(demands: Sequence[Demand], topology: Topology, slices: Sequence[SliceDemand] = ()) -> JointPlan:
+    """Slices first at their minimum (the most constrained: nested domains), then every model's
+    required replicas, then the slices' and the models' peaks."""
     ordered = _order(demands)
     plan = JointPlan()
     free = FreeGpus(topology)
+    slice_domains = _place_slices(plan, free, slices, topology)
     required = _replicas(ordered, peak=False)
     placed: list[tuple[Demand, str, Counter[str]]] = []
     trial = free.copy()
@@ -225,6 +284,7 @@ def plan_jointly(demands: Sequence[Demand], topology: Topology) -> JointPlan:
                     placed.append((demand, *result))
     for demand, name, taken in placed:
         _record(plan, free, demand, name, taken)
+    _grow_slices(plan, free, slices, slice_domains, topology)
     for demand in _replicas(ordered, peak=True):
         result = _place_one(free, demand, topology)
         if result is None:
@@ -232,3 +292,129 @@ def plan_jointly(demands: Sequence[Demand], topology: Topology) -> JointPlan:
         else:
             _record(plan, free, demand, *result)
     return plan
+
+
+def _within(topology: Topology, domain: str, tier: int | None) -> list[str]:
+    """The domains of `tier` inside `domain` (itself without a tier)."""
+    if tier is None:
+        return [domain]
+    inside = [d.name for d in topology.at_tier(tier)]
+    if domain == CLUSTER:
+        return inside
+    if topology.domains[domain].tier == tier:
+        return [domain]
+    return [name for name in inside if _under(topology, name, domain)]
+
+
+def _under(topology: Topology, name: str, ancestor: str) -> bool:
+    parent: str | None = name
+    while parent:
+        if parent == ancestor:
+            return True
+        parent = topology.domains[parent].parent
+    return False
+
+
+def _place_instances(
+    free: FreeGpus, topology: Topology, domain: str, role: RoleDemand, count: int
+) -> tuple[Counter[str], Moves] | None:
+    """`count` instances of a role inside `domain`, each in the tightest of its tier's domains
+    there; (the GPUs taken per leaf, the moves), or None with nothing taken."""
+    taken: Counter[str] = Counter()
+    moves: Moves = []
+    for _ in range(count):
+        candidates = [name for name in _within(topology, domain, role.tier) if free.slots(name, role.gpus) >= role.pods]
+        result = None
+        for name in sorted(candidates, key=lambda n: free.slots(n, role.gpus)):
+            result = free.take_undoably(name, role.pods, role.gpus)
+            if result is not None:
+                break
+        if result is None:
+            free.undo(moves)
+            return None
+        taken.update(result[0])
+        moves += result[1]
+    return taken, moves
+
+
+def _slice_domains(demand: SliceDemand, topology: Topology) -> list[str]:
+    if demand.tier is not None:
+        domains = topology.at_tier(demand.tier)
+        return [d.name for d in domains if demand.pools is None or d.pool in demand.pools]
+    if demand.pools is None or not topology.pools:
+        return [CLUSTER]
+    return [d.name for d in topology.pool_roots(demand.pools)]
+
+
+def _place_slices(
+    plan: JointPlan, free: FreeGpus, slices: Sequence[SliceDemand], topology: Topology
+) -> dict[str, list[str]]:
+    """Each slice at its minimum into the tightest domain that holds all of it (larger pods first);
+    model -> the domain of each placed slice."""
+    placed: dict[str, list[str]] = {}
+    for demand in sorted(slices, key=lambda d: (d.tier or topology.top_tier + 1, d.model)):
+        roles = sorted(demand.roles, key=lambda r: -r.pods * r.gpus)
+        for _ in range(demand.slices):
+            biggest = roles[0].gpus if roles else 1
+            options = sorted(_slice_domains(demand, topology), key=lambda n: free.slots(n, biggest))
+            # A slice grows only inside its own domain: one with room for its peak is taken first.
+            roomy = [d for d in options if _take_slice(free, topology, d, roles, peak=True, keep=False)]
+            for domain in roomy + [d for d in options if d not in roomy]:
+                taken = _take_slice(free, topology, domain, roles, peak=False, keep=True)
+                if taken is not None:
+                    placed.setdefault(demand.model, []).append(domain)
+                    plan.domains.setdefault(demand.model, []).append(domain)
+                    _record_taken(plan, free, demand.model, taken)
+                    break
+            else:
+                plan.unplaced[demand.model] += 1
+    return placed
+
+
+def _take_slice(
+    free: FreeGpus, topology: Topology, domain: str, roles: Sequence[RoleDemand], peak: bool, keep: bool
+) -> Counter[str] | None:
+    """Every role's instances (required, or up to the peak) inside `domain`: the GPUs taken per
+    leaf (undone unless `keep`), or None with nothing taken."""
+    taken: Counter[str] = Counter()
+    moves: Moves = []
+    for role in roles:
+        result = _place_instances(free, topology, domain, role, role.peak if peak else role.required)
+        if result is None:
+            free.undo(moves)
+            return None
+        taken.update(result[0])
+        moves += result[1]
+    if not keep:
+        free.undo(moves)
+    return taken
+
+
+def _grow_slices(
+    plan: JointPlan,
+    free: FreeGpus,
+    slices: Sequence[SliceDemand],
+    placed: dict[str, list[str]],
+    topology: Topology,
+) -> None:
+    """Each placed slice's roles up to their peak, inside the slice's own domain (Volcano places a
+    sub-group's later instances under the HyperNode the job was given); a slice that cannot grow
+    counts once in `unplaced_peak`."""
+    for demand in slices:
+        for domain in placed.get(demand.model, []):
+            short = False
+            for role in demand.roles:
+                result = _place_instances(free, topology, domain, role, role.peak - role.required)
+                if result is None:
+                    short = True
+                    continue
+                _record_taken(plan, free, demand.model, result[0])
+            if short:
+                plan.unplaced_peak[demand.model] += 1
+
+
+def _record_taken(plan: JointPlan, free: FreeGpus, model: str, taken: Counter[str]) -> None:
+    gpus = plan.gpus.setdefault(model, Counter())
+    for leaf, count in taken.items():
+        for name in free.ancestors(leaf):
+            gpus[name] += count

@@ -14,43 +14,16 @@ capability, are checked in `config.checks.queues`.)"""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Literal
 
 from config.errors import Problem, join_path
 from config.spec.free_gpus import CLUSTER
-from config.spec.joint_plan import Demand, JointPlan, Mode, plan_jointly
+from config.spec.joint_plan import Demand, JointPlan, Mode, Placement, plan_jointly
 from config.spec.model import ModelSpec
+from config.spec.slices import slice_problems, slices_alone
 from config.spec.topology import Domain, Topology
 
 Status = Literal["ok", "tight", "short"]
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a model's replicas go, as the joint plan places them."""
-
-    model: str
-    mode: Mode
-    """`hard`, `soft` or `any` (no constraint)."""
-    tier: int | None
-    """Hard: the allowed tier. Soft: the highest tier the plan had to use. None: the whole cluster."""
-    replicas: int
-    """The most replicas it may run (`maxReplicas` under an autoscaler)."""
-    replicas_that_fit: int
-    """Replicas that fit the empty cluster where they may go, with nothing else placed."""
-    planned_gpus: dict[str, int] = field(default_factory=dict)
-    """Domain name -> GPUs the joint plan puts there (leaves and their ancestors)."""
-    unplaced: int = 0
-    """Replicas the stack requires (`replicas`, or `minReplicas`) that found no room."""
-    unplaced_peak: int = 0
-    """Replicas between the required and the peak count that found no room."""
-    shortage_proven: bool = True
-    """False when the plan's search was cut off: `unplaced` replicas might fit another way."""
-
-    @property
-    def fits(self) -> bool:
-        return self.replicas_that_fit >= self.replicas and not self.unplaced and not self.unplaced_peak
 
 
 class _Capacity:
@@ -107,6 +80,16 @@ def plan_placements(
     alone: dict[str, Placement] = {}
     demands: list[Demand] = []
     planned = {m.name: m for m in models if m.gpus_per_pod > 0 and m.config.planned_replicas > 0}
+    sliced = {name: m for name, m in planned.items() if m.disaggregated}
+    planned = {name: m for name, m in planned.items() if not m.disaggregated}
+    slice_demands = []
+    for model in sliced.values():
+        fit, found, demand = slices_alone(model, topology, gpu_resource)
+        mode: Mode = "hard" if demand.tier is not None else "any"
+        alone[model.name] = Placement(model.name, mode, demand.tier, demand.slices, fit)
+        problems += found
+        if model.gpu_resource == gpu_resource and fit:
+            slice_demands.append(demand)
     for model in planned.values():
         path = join_path("models", model.name)
         if model.gpu_resource != gpu_resource:
@@ -125,10 +108,11 @@ def plan_placements(
         problems += found
         if not any(p.severity == "error" for p in found):
             demands.append(_demand(model, placement.mode))
-    joint = plan_jointly(demands, topology)
+    joint = plan_jointly(demands, topology, slice_demands)
     for name, placement in alone.items():
         placements[name] = _with_plan(placement, joint, topology)
-    problems += _joint_problems(planned, placements, topology)
+    problems += _joint_problems(planned, {n: p for n, p in placements.items() if n in planned}, topology)
+    problems += slice_problems(sliced, placements, topology)
     return placements, problems
 
 
@@ -231,6 +215,7 @@ def _with_plan(placement: Placement, joint: JointPlan, topology: Topology) -> Pl
         joint.unplaced[placement.model],
         joint.unplaced_peak[placement.model],
         joint.proven,
+        tuple(domains),
     )
 
 

@@ -13,12 +13,31 @@ from config.sections.model_source import ClaimTemplate
 from config.sections.priority import PriorityClassConfig
 from config.sections.stack import StackConfig
 from config.sections.tenants import TenantConfig
-from config.spec.accelerator import Accelerator
 from config.spec.gateway import GatewaySpec
 from config.spec.model import ModelSpec
 from config.spec.placement import Placement, Status, domain_status
 from config.spec.pools import Pool, pool_type
 from config.spec.topology import Topology
+from config.upstream.accelerators import VENDORS, Vendor, plural, vendor_of
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """The cluster's accelerator as the stack resolves it."""
+
+    vendor: Vendor
+    resource: str
+    ray_resource: str
+    word: str
+
+    @property
+    def words(self) -> str:
+        return plural(self.word)
+
+
+def resolve_accelerator(resource: str, vendor: str | None, ray_resource: str | None, word: str | None) -> Accelerator:
+    chosen = VENDORS[vendor] if vendor else vendor_of(resource)
+    return Accelerator(chosen, resource, ray_resource or chosen.ray_resource, word or chosen.word)
 
 
 @dataclass(frozen=True)
@@ -82,7 +101,7 @@ class PlatformSpec:
     def plans_multi_node_models(self) -> bool:
         """Whether the platform's own files (not tenant files) have multi-node models: this picks
         the cluster-wide defaults (gang eviction, the LWS install), so no tenant file flips them."""
-        return any(m.multi_node for name, m in self.models.items() if name not in self.tenant_file_models)
+        return any(m.config.uses_lws for name, m in self.models.items() if name not in self.tenant_file_models)
 
     @cached_property
     def domain_status(self) -> dict[str, Status]:

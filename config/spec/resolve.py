@@ -10,14 +10,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from config.errors import Problem, join_path
+from config.sections.disaggregation import SERVING_ROLES
 from config.sections.models import ModelConfig
 from config.sections.priority import DEFAULT_PRIORITY_CLASSES
 from config.sections.stack import StackConfig
 from config.sections.tenants import QueueConfig, TenantConfig
-from config.spec.accelerator import resolve_accelerator
 from config.spec.gateway import resolve_gateway
-from config.spec.model import ModelSpec
-from config.spec.platform import PlatformSpec, TenantSpec
+from config.spec.images import sidecar_image, sidecar_pull_secret
+from config.spec.model import ModelSpec, role_config
+from config.spec.platform import PlatformSpec, TenantSpec, resolve_accelerator
 from config.spec.pool_choice import model_pools, scheduling_constraints
 from config.spec.pools import Pool, pool_type, pooled_topology, resolve_pools
 from config.spec.topology import Topology, resolve_topology
@@ -56,7 +57,7 @@ def resolve(
     lws_install = (
         config.lws.install
         if config.lws.install is not None
-        else any(m.multi_node for name, m in config.models.items() if name not in tenant_file_models)
+        else any(m.uses_lws for name, m in config.models.items() if name not in tenant_file_models)
     )
     classes = dict(config.priority_classes if config.priority_classes is not None else DEFAULT_PRIORITY_CLASSES)
     spec = PlatformSpec(
@@ -197,17 +198,7 @@ def _resolve_model(
         vendor = vendor_of(gpu_resource)
         ray_resource = vendor.ray_resource
     highest_tier = _resolve_tier(base, model, topology, problems)
-    requests: dict[str, str] = {
-        "cpu": model.resources.cpu,
-        "memory": model.resources.memory,
-    }
-    if model.resources.gpus:
-        requests[gpu_resource] = str(model.resources.gpus)
-    for device, count in model.resources.devices.items():
-        requests[device] = str(count)
-    for device in model.resources.devices:
-        for resource, quantity in INTERCONNECTS[device].requests.items() if device in INTERCONNECTS else ():
-            requests.setdefault(resource, quantity)
+    requests = _pod_requests(model, gpu_resource)
     version = version_tuple(model.vllm_version) if model.vllm_version else image_vllm_version(model.image)
     allowed, found = model_pools(name, model, gpu_resource, pools, topology.tiers if topology else ())
     if found:
@@ -218,7 +209,7 @@ def _resolve_model(
     if found:
         problems += found
         return None
-    return ModelSpec(
+    spec = ModelSpec(
         name=name,
         config=model,
         tenant=tenant.name,
@@ -239,6 +230,38 @@ def _resolve_model(
         node_affinity_terms=affinity,
         tolerations=tolerations,
     )
+    if model.roles is None:
+        return spec
+    views = []
+    for role in SERVING_ROLES:
+        role_cfg = role_config(model, role, getattr(model.roles, role))
+        views.append(
+            replace(
+                spec,
+                config=role_cfg,
+                pod_requests=_pod_requests(role_cfg, gpu_resource),
+                highest_tier=_resolve_tier(join_path(base, "roles", role), role_cfg, topology, problems),
+                own_pod_group=True,
+                serving_role=role,
+                model_port=model.port,
+                sidecar_image=sidecar_image(config, model) if role == "decode" else None,
+                sidecar_pull_secret=sidecar_pull_secret(config, model) if role == "decode" else None,
+            )
+        )
+    return replace(spec, own_pod_group=False, role_views=tuple(views))
+
+
+def _pod_requests(model: ModelConfig, gpu_resource: str) -> dict[str, str]:
+    """Requests (= limits) of one pod: CPU, memory, GPUs, devices and what their interconnects add."""
+    requests: dict[str, str] = {"cpu": model.resources.cpu, "memory": model.resources.memory}
+    if model.resources.gpus:
+        requests[gpu_resource] = str(model.resources.gpus)
+    for device, count in model.resources.devices.items():
+        requests[device] = str(count)
+    for device in model.resources.devices:
+        for resource, quantity in INTERCONNECTS[device].requests.items() if device in INTERCONNECTS else ():
+            requests.setdefault(resource, quantity)
+    return requests
 
 
 def _resolve_tier(base: str, model: ModelConfig, topology: Topology | None, problems: list[Problem]) -> int | None:

@@ -7,7 +7,7 @@ one resource only, so two entries that would take the same name in one namespace
 from __future__ import annotations
 
 from config.sections.models import SecretRef
-from config.spec.images import router_pull_secret
+from config.spec.images import router_pull_secret, sidecar_pull_secret
 from config.spec.platform import PlatformSpec
 
 
@@ -15,7 +15,8 @@ def secrets_needed(spec: PlatformSpec) -> dict[str, set[str]]:
     """Namespace -> entries of `secrets` its models read (env and hub tokens)."""
     needed: dict[str, set[str]] = {}
     for model in spec.models.values():
-        names = {v.secret for v in model.config.env.values() if isinstance(v, SecretRef)}
+        envs = [model.config.env, *(view.config.env for view in model.role_views)]
+        names = {v.secret for env in envs for v in env.values() if isinstance(v, SecretRef)}
         hub = model.config.source.hub
         if hub and hub.token_secret:
             names.add(hub.token_secret)
@@ -25,12 +26,15 @@ def secrets_needed(spec: PlatformSpec) -> dict[str, set[str]]:
 
 
 def registries_needed(spec: PlatformSpec) -> dict[str, set[str]]:
-    """Namespace -> registries its models (and the routers of the models behind the gateway) pull
-    from."""
+    """Namespace -> registries its models (their decode sidecars, and the routers of the models
+    behind the gateway) pull from."""
     needed: dict[str, set[str]] = {}
     for model in spec.models.values():
         if model.config.image_pull_secrets:
             needed.setdefault(model.namespace, set()).update(model.config.image_pull_secrets)
+        sidecar = sidecar_pull_secret(spec.config, model.config) if model.disaggregated else None
+        if sidecar is not None:
+            needed.setdefault(model.namespace, set()).add(sidecar)
     router = router_pull_secret(spec.config) if spec.gateway is not None else None
     if router is not None and spec.gateway is not None:
         for name in spec.gateway.models:

@@ -91,3 +91,18 @@ ROUTER_SERIES: Final = frozenset(
     }
 )
 """Every router series the platform's queries may name (v1.4.0 `pkg/epp/metrics/metrics.go`)."""
+
+# Prefill and decode apart. llm-d-inference-scheduler v0.7.1 `cmd/pd-sidecar`, whose image the
+# Makefile names `llm-d-routing-sidecar` (SIDECAR_IMAGE_NAME) under ghcr.io/llm-d.
+SIDECAR_IMAGE_REPOSITORY: Final = "ghcr.io/llm-d/llm-d-routing-sidecar"
+SIDECAR_IMAGE_PATH: Final = "llm-d/llm-d-routing-sidecar"
+# pkg/sidecar/proxy/options.go: the `--kv-connector`s it speaks (nixlv2, shared-storage, sglang);
+# the platform's connector -> the sidecar's name for it.
+SIDECAR_KV_CONNECTORS: Final = {"nixl": "nixlv2"}
+# pkg/plugins/filter/roles.go: the label the router's `prefill-filter` and `decode-filter` read.
+ROUTER_ROLE_LABEL: Final = "llm-d.ai/role"
+# vLLM `vllm/config/kv_transfer.py` (KVTransferConfig) and docs/features/nixl_connector_usage.md:
+# the connector class, and the side channel each instance exchanges KV-cache metadata on.
+VLLM_KV_CONNECTORS: Final = {"nixl": "NixlConnector"}
+NIXL_SIDE_CHANNEL_HOST_ENV: Final = "VLLM_NIXL_SIDE_CHANNEL_HOST"
+NIXL_SIDE_CHANNEL_PORT_ENV: Final = "VLLM_NIXL_SIDE_CHANNEL_PORT"

@@ -19,7 +19,20 @@ from tests.conftest import load, mutate, paths_of, stack_raw
 def test_autoscalers_target_the_workload_and_its_scale_subresource(committed_render: Any) -> None:
     render = committed_render(STACK)
     scaled = objects_of_kind(render, "ScaledObject")
-    assert set(scaled) == {"qwen3-8b", "llama-70b", "qwen3-32b-batch"}
+    assert set(scaled) == {
+        "qwen3-8b",
+        "llama-70b",
+        "qwen3-32b-batch",
+        "qwen3-235b-pd-s0-prefill",
+        "qwen3-235b-pd-s1-prefill",
+    }
+    # A role of a slice scales its own LeaderWorkerSet, on its own pods' series.
+    prefill = scaled["qwen3-235b-pd-s1-prefill"]["spec"]
+    assert prefill["scaleTargetRef"]["name"] == "qwen3-235b-pd-s1-prefill"
+    assert (prefill["minReplicaCount"], prefill["maxReplicaCount"]) == (1, 3)
+    assert prefill["triggers"][0]["metadata"]["query"] == (
+        'sum(vllm:num_requests_waiting{namespace="search",model="qwen3-235b-pd",slice="1",serving_role="prefill"})'
+    )
     assert scaled["llama-70b"]["spec"]["scaleTargetRef"] == {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
@@ -42,10 +55,11 @@ def test_an_autoscaled_workload_starts_at_its_count_and_pulumi_then_leaves_it_al
     render = committed_render(STACK)
     workloads = {**objects_of_kind(render, "Deployment"), **objects_of_kind(render, "LeaderWorkerSet")}
     ignored = {e["file"]: e.get("ignoreChanges") for e in render.rendered.index if e.get("file")}
+    roles = {v.workload_name: v for m in render.spec.models.values() for v in m.slice_views()}
     for name, manifest in workloads.items():
         if name.endswith("-epp"):
             continue  # a gateway router, not a model
-        config = render.spec.models[name].config
+        config = roles[name].config if name in roles else render.spec.models[name].config
         assert manifest["spec"]["replicas"] == config.starting_replicas, name
         file = next(o.file for o in render.rendered.objects if o.manifest is manifest)
         assert (ignored[file] == ["spec.replicas"]) is (config.autoscaling is not None), name

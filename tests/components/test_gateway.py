@@ -27,7 +27,13 @@ def _pods(render: StackRender) -> Iterator[tuple[str, str, dict[str, str], dict[
             yield obj.namespace, f"{obj.name} pod", dict(template["metadata"]["labels"]), template["spec"]
         elif obj.kind == "LeaderWorkerSet":
             templates = spec["leaderWorkerTemplate"]
-            for index, role in ((0, "leaderTemplate"), (1, "workerTemplate")):
+            # An instance of one pod (a role of a slice) has its worker template only.
+            roles = (
+                ((0, "leaderTemplate"), (1, "workerTemplate"))
+                if "leaderTemplate" in templates
+                else ((0, "workerTemplate"),)
+            )
+            for index, role in roles:
                 labels = {
                     **templates[role]["metadata"]["labels"],
                     LWS_NAME_LABEL: obj.name,

@@ -34,10 +34,24 @@ def test_every_model_is_scraped_and_lws_leaders_only(committed_render: Any) -> N
         assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
         (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
         assert (endpoint["port"], endpoint["path"]) == ("http", "/metrics")
-        relabelled = {r["targetLabel"]: r["replacement"] for r in endpoint["relabelings"]}
+        relabelled = {r["targetLabel"]: r["replacement"] for r in endpoint["relabelings"] if "replacement" in r}
         assert relabelled == {"model": name, "tenant": render.spec.models[name].tenant}
+        from_pods = {r["targetLabel"]: r["sourceLabels"] for r in endpoint["relabelings"] if "sourceLabels" in r}
+        if render.spec.models[name].disaggregated:  # each series says its slice and role
+            assert from_pods == {
+                "slice": ["__meta_kubernetes_pod_label_volcano_platform_io_slice"],
+                "serving_role": ["__meta_kubernetes_pod_label_volcano_platform_io_serving_role"],
+            }
+        else:
+            assert from_pods == {}
     leaders = monitors["llama-70b"]["spec"]["selector"]["matchLabels"]
     assert leaders == {"leaderworkerset.sigs.k8s.io/name": "llama-70b", "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+    # A model with prefill and decode apart: the first pod of every instance of both roles.
+    assert monitors["qwen3-235b-pd"]["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/name": "vllm",
+        "app.kubernetes.io/instance": "qwen3-235b-pd",
+        "leaderworkerset.sigs.k8s.io/worker-index": "0",
+    }
     # The pods the monitor selects declare the port it names.
     lws = objects_of_kind(render, "LeaderWorkerSet")["llama-70b"]["spec"]["leaderWorkerTemplate"]
     (leader,) = lws["leaderTemplate"]["spec"]["containers"]
@@ -99,7 +113,7 @@ def test_each_model_is_read_under_its_releases_kv_cache_name(committed_render: A
     render = committed_render(STACK)
     expr = alerts_of(render)["VllmKvCacheNearlyFull"]["expr"]
     assert 'vllm:gpu_cache_usage_perc{model="bge-reranker"}' in expr
-    assert 'vllm:kv_cache_usage_perc{model=~"llama-70b|qwen3-30b|qwen3-32b-batch|qwen3-8b"}' in expr
+    assert 'vllm:kv_cache_usage_perc{model=~"llama-70b|qwen3-235b-pd|qwen3-30b|qwen3-32b-batch|qwen3-8b"}' in expr
     assert kv_cache_usage_metric((0, 9, 2)) == "vllm:gpu_cache_usage_perc"
     assert kv_cache_usage_metric((0, 10, 0)) == kv_cache_usage_metric((0, 33, 0)) == "vllm:kv_cache_usage_perc"
 
@@ -132,9 +146,12 @@ def test_gpu_counts_on_the_dashboard_are_whole_gpus_and_alerts_compare_like_with
 
 def test_rules_watch_only_the_stacks_own_pod_groups(committed_render: Any, render_raw: Any) -> None:
     expr = alerts_of(committed_render(STACK))["VolcanoGangUnschedulable"]["expr"]
-    assert expr == 'max by (job_id) (volcano_unschedule_task_count{job_id="llama-70b"}) > 0'
+    assert expr == (
+        'max by (job_id) (volcano_unschedule_task_count{job_id=~"llama-70b|qwen3-235b-pd-s0|qwen3-235b-pd-s1"}) > 0'
+    )
     raw = stack_raw(STACK)
     del raw["models"]["llama-70b"]
+    del raw["models"]["qwen3-235b-pd"]
     assert "VolcanoGangUnschedulable" not in alerts_of(render_raw(raw)), "no PodGroup of its own to watch"
 
 
@@ -251,7 +268,8 @@ def test_rendered_objects_validate_against_the_vendored_crds(committed_render: A
         if o.kind in ("PodMonitor", "ServiceMonitor", "PrometheusRule", "ScaledObject")
     ]
     report = validate_objects(objects, "1.33", schema_dirs(render.spec))
-    assert report.issues == [] and report.checked == len(objects) == 5 + 2 + 2 + 1 + 3  # models, routers
+    # PodMonitors of the models and the routers, ServiceMonitors, the rules, ScaledObjects (two prefill roles)
+    assert report.issues == [] and report.checked == len(objects) == 6 + 2 + 2 + 1 + 5
     spec = {**objects[0].manifest["spec"], "podMetricsEndpoint": []}  # a typo the API server would drop
     broken = dataclasses.replace(objects[0], manifest={**objects[0].manifest, "spec": spec})
     assert validate_objects([broken], "1.33", schema_dirs(render.spec)).issues

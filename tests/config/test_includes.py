@@ -54,7 +54,14 @@ def test_the_example_keeps_its_tenants_in_files_and_renders_them() -> None:
     raw = read_stack(PROJECT_DIR, STACK).raw
     assert raw["include"]["tenants"] == ["clusters/aicloud-b/tenants/*.yaml"]
     assert not raw.get("models") and not raw.get("tenants"), "nothing of the tenants is in the stack file"
-    assert set(stack_raw(STACK)["models"]) == {"qwen3-8b", "llama-70b", "qwen3-30b", "bge-reranker", "qwen3-32b-batch"}
+    assert set(stack_raw(STACK)["models"]) == {
+        "qwen3-8b",
+        "llama-70b",
+        "qwen3-30b",
+        "bge-reranker",
+        "qwen3-32b-batch",
+        "qwen3-235b-pd",
+    }
     codeowners = (PROJECT_DIR / ".github" / "CODEOWNERS").read_text()
     assert "/clusters/aicloud-b/tenants/chat.yaml" in codeowners
 
