@@ -137,6 +137,8 @@ def _services(spec: PlatformSpec) -> list[Problem]:
         path = join_path("models", model.name)
         if model.multi_node:
             claims.append((model.namespace, model.name, model.name, True, path))
+        for view in model.slice_views():  # each role of each slice is a LeaderWorkerSet
+            claims.append((model.namespace, view.workload_name, model.name, True, path))
         claims.append((model.namespace, model.service_name, model.name, False, join_path(path, "serviceName")))
     for namespace, name, model_name, headless, path in claims:
         owner = owners.setdefault((namespace, name), (model_name, headless))

@@ -8,6 +8,7 @@ from config.errors import Problem, join_path
 from config.schema.quantity import quantity_value
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
+from config.upstream.lws import LWS_NAME_MAX
 
 
 def check_placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
@@ -193,8 +194,28 @@ def check_disaggregation(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
                 got=prefill.config.tensor_parallel,
             )
         )
+    longest = max((view.workload_name for view in model.slice_views()), key=len, default="")
+    if len(longest) > LWS_NAME_MAX:
+        problems.append(
+            Problem(
+                path,
+                f"the LeaderWorkerSet `{longest}` of a slice's role would be {len(longest)} characters long, at most "
+                f"{LWS_NAME_MAX} are allowed (its StatefulSets and revisions add to the name)",
+                f"shorten the model's name to at most {LWS_NAME_MAX - len(longest) + len(model.name)} characters",
+                got=model.name,
+            )
+        )
     for view, role in zip(model.role_views, (roles.prefill, roles.decode), strict=True):
         problems += _role_tier(model, view)
+        if view.gpus_per_pod == 0:
+            problems.append(
+                Problem(
+                    join_path(view.key_path, "resources", "gpus"),
+                    f"a {view.serving_role} instance without GPUs holds no KV cache to pass on",
+                    "give the role GPUs (`resources.gpus`)",
+                    got=0,
+                )
+            )
         if role.autoscaling is not None and not spec.config.observability.enabled:
             problems.append(
                 Problem(

@@ -80,8 +80,9 @@ def plan_placements(
     alone: dict[str, Placement] = {}
     demands: list[Demand] = []
     planned = {m.name: m for m in models if m.gpus_per_pod > 0 and m.config.planned_replicas > 0}
-    sliced = {name: m for name, m in planned.items() if m.disaggregated}
-    planned = {name: m for name, m in planned.items() if not m.disaggregated}
+    # A role without GPUs is refused by the checks; the plan leaves such a model out.
+    sliced = {n: m for n, m in planned.items() if m.disaggregated and all(v.gpus_per_pod for v in m.role_views)}
+    planned = {name: m for name, m in planned.items() if not m.disaggregated}  # slices are planned apart
     slice_demands = []
     for model in sliced.values():
         fit, found, demand = slices_alone(model, topology, gpu_resource)
