@@ -72,12 +72,17 @@ def pod_templates(model: ModelSpec, rendered: Index) -> tuple[list[dict[str, Any
             replicas = model.config.planned_replicas
         if kind == "Deployment":
             return [spec.get("template") or {}], replicas, 1
-        lws = spec.get("leaderWorkerTemplate") or {}
-        size = int(lws.get("size", 1))
-        worker = lws.get("workerTemplate") or {}
-        leader = lws.get("leaderTemplate") or worker
-        return [leader] + [worker] * (size - 1), replicas, size
+        templates = lws_templates(manifest)
+        return templates, replicas, len(templates)
     return None
+
+
+def lws_templates(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod template of each position of one LeaderWorkerSet group: the leader's (the worker's
+    when the LWS gives none), then the workers'."""
+    lws = (manifest.get("spec") or {}).get("leaderWorkerTemplate") or {}
+    worker = lws.get("workerTemplate") or {}
+    return [lws.get("leaderTemplate") or worker] + [worker] * (int(lws.get("size", 1)) - 1)
 
 
 def waking_note(model: ModelSpec) -> str:
@@ -312,20 +317,16 @@ def _add_disaggregated(
             lws = rendered.get(("LeaderWorkerSet", model.namespace, lws_name))
             if lws is None:
                 continue
-            spec = lws.get("spec") or {}
-            template = spec.get("leaderWorkerTemplate") or {}
-            size = int(template.get("size", 1))
-            worker = template.get("workerTemplate") or {}
-            leader = template.get("leaderTemplate") or worker
-            for group_index in range(int(spec.get("replicas", 1))):
-                for position in range(size):
+            templates = lws_templates(lws)
+            for group_index in range(int((lws.get("spec") or {}).get("replicas", 1))):
+                for position, template in enumerate(templates):
                     name = f"{lws_name}-{group_index}" + (f"-{position}" if position else "")
                     kept = running_at.get((lws_name, str(group_index), name))
                     if kept is not None and _group_of(kept) != job.uid:
                         kept = _in_group(kept, job.uid)
                     if kept is None:
                         labels = {LWS_NAME_LABEL: lws_name, LWS_GROUP_INDEX_LABEL: str(group_index)}
-                        kept = _new_pod(model, leader if position == 0 else worker, name, labels)
+                        kept = _new_pod(model, template, name, labels)
                         kept = _admitted(kept, job.uid, priorities, default)
                     order += 1
                     task = _task(kept, job.uid, priorities, default, order)

@@ -126,8 +126,7 @@ def _mode(model: ModelSpec) -> Mode:
 
 def required_replicas(model: ModelSpec) -> int:
     """Replicas that must run at once: `replicas`, or the autoscaler's `minReplicas`."""
-    scaling = model.config.autoscaling
-    return scaling.min_replicas if scaling is not None else model.config.replicas
+    return model.min_replicas
 
 
 def _demand(model: ModelSpec, mode: Mode) -> Demand:
@@ -150,10 +149,6 @@ def _need(model: ModelSpec) -> str:
         if model.multi_node
         else f"a node with {model.gpus_per_pod} free GPU(s)"
     )
-
-
-def _tier_label(topology: Topology, tier: int) -> str:
-    return f"tier {tier} ({topology.tiers[tier - 1]})"
 
 
 def _alone(model: ModelSpec, topology: Topology, capacity: _Capacity, path: str) -> tuple[Placement, list[Problem]]:
@@ -181,7 +176,7 @@ def _alone(model: ModelSpec, topology: Topology, capacity: _Capacity, path: str)
         return placement, [
             Problem(
                 join_path(path, "topology"),
-                f"hard constraint at {_tier_label(topology, tier)} cannot be met: one replica "
+                f"hard constraint at {topology.tier_label(tier)} cannot be met: one replica "
                 f"needs {_need(model)} inside one domain, and the best domain `{best}` has room "
                 f"for only {best_pods} such pod(s)",
                 "allow a higher tier (`highestTier`), use `mode: soft`, lower GPUs per pod, or add nodes to a domain",
@@ -192,7 +187,7 @@ def _alone(model: ModelSpec, topology: Topology, capacity: _Capacity, path: str)
             Problem(
                 replicas_key(model, path),
                 f"only {total} of {replicas} replica(s) fit domains at "
-                f"{_tier_label(topology, tier)}; each needs {_need(model)} inside one domain",
+                f"{topology.tier_label(tier)}; each needs {_need(model)} inside one domain",
                 f"lower `{replicas_name(model)}`, allow a higher tier, or add nodes",
                 got=replicas,
             )
@@ -247,7 +242,7 @@ def _joint_problems(
             text = (
                 f"the models cannot all run at once: {placement.unplaced} of the {required} replica(s) `{name}` "
                 f"requires find no room once {others} are placed (each needs {_need(model)}"
-                + (f" inside one domain at {_tier_label(topology, placement.tier)})" if placement.tier else ")")
+                + (f" inside one domain at {topology.tier_label(placement.tier)})" if placement.tier else ")")
             )
             if placement.shortage_proven:
                 # A warning here, so the render shows the short domains; `check` fails on it.
@@ -303,8 +298,8 @@ def _spill(model: ModelSpec, placement: Placement, topology: Topology, path: str
     return [
         Problem(
             join_path(path, "topology"),
-            f"not every replica fits one {_tier_label(topology, 1)} domain; replicas will "
-            f"spill to {_tier_label(topology, placement.tier)}"
+            f"not every replica fits one {topology.tier_label(1)} domain; replicas will "
+            f"spill to {topology.tier_label(placement.tier)}"
             + (" beyond the preferred tier" if placement.tier > limit else ""),
             "add nodes to the leaves, lower GPUs per pod, or accept the slower network",
             severity="warning",

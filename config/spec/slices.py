@@ -14,10 +14,6 @@ from config.spec.model import ModelSpec
 from config.spec.topology import Topology
 
 
-def _tier_label(topology: Topology, tier: int) -> str:
-    return f"tier {tier} ({topology.tiers[tier - 1]})"
-
-
 def slice_demand(model: ModelSpec) -> SliceDemand:
     """A model with prefill and decode apart, as the plan places it: each slice inside a domain of
     its hard tier, each role instance inside one of the role's hard tier."""
@@ -94,10 +90,10 @@ def slices_alone(model: ModelSpec, topology: Topology, gpu_resource: str) -> tup
 
 
 def _slice_need(demand: SliceDemand, topology: Topology) -> str:
-    where = f"inside one {_tier_label(topology, demand.tier)} domain" if demand.tier else "in the cluster"
+    where = f"inside one {topology.tier_label(demand.tier)} domain" if demand.tier else "in the cluster"
     roles = ", ".join(
         f"{r.required} {r.role} instance(s) of {r.pods} pod(s) x {r.gpus} GPU(s)"
-        + (f" each inside one {_tier_label(topology, r.tier)} domain" if r.tier else "")
+        + (f" each inside one {topology.tier_label(r.tier)} domain" if r.tier else "")
         for r in demand.roles
     )
     return f"each slice needs {roles}, {where}"
@@ -113,7 +109,7 @@ def _slice_misfit(model: ModelSpec, demand: SliceDemand, topology: Topology) -> 
         if best < role.pods:
             return Problem(
                 join_path(view.key_path, "topology"),
-                f"hard constraint at {_tier_label(topology, role.tier)} cannot be met: one {role.role} instance "
+                f"hard constraint at {topology.tier_label(role.tier)} cannot be met: one {role.role} instance "
                 f"needs {role.pods} pod(s) x {role.gpus} GPU(s) inside one domain, and the best has room for "
                 f"{best} such pod(s); the slice's gang would stay Pending",
                 "allow the role a higher tier, lower its nodes or GPUs per instance, or add nodes to a domain",

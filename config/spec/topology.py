@@ -114,6 +114,10 @@ class Topology:
     def tier_of_label(self, label: str) -> int | None:
         return self.tiers.index(label) + 1 if label in self.tiers else None
 
+    def tier_label(self, tier: int) -> str:
+        """A tier as messages name it: `tier 1 (<label>)`."""
+        return f"tier {tier} ({self.tiers[tier - 1]})"
+
     def at_tier(self, tier: int) -> tuple[Domain, ...]:
         if tier not in self._by_tier:
             self._by_tier[tier] = tuple(d for d in self.domains.values() if d.tier == tier)
