@@ -53,7 +53,7 @@ def slice_podgroup_manifest(model: ModelSpec, index: int) -> dict[str, Any]:
     """One slice of a model with prefill and decode apart: the slice inside the model's domain
     (`networkTopology`), and per role a sub-group whose instances (LWS groups) start whole, each
     inside the role's domain. Volcano keys a sub-group by `<policy name>-<values of matchLabelKeys>`
-    (volcano v1.15.1 pkg/scheduler/api/sub_job_info.go, getSubJobMatchValues), so each role has
+    (volcano v1.15.1 pkg/scheduler/api/sub_job_info.go, getSubJobID), so each role has
     its own policy name and group-index key: prefill's instance 0 and decode's instance 0 are two
     sub-groups, never one."""
     subgroups = []
