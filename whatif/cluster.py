@@ -12,7 +12,7 @@ requests stay; the rest are new and Pending. Pods outside any PodGroup still hol
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from config.schema.go_regexp import finds
@@ -125,6 +125,26 @@ def _queues(state: ClusterState, rendered: Rendered) -> dict[str, Queue]:
     return queues
 
 
+def with_stack_labels(state: ClusterState, rendered: Rendered) -> ClusterState:
+    """The state with the labels the stack's node patches set (`components/scheduling/topology.py`).
+    Before the first `up`, or when a change moves a node into a domain, the live node lacks its tier
+    labels, and a leaf HyperNode selects its nodes by that label: without them the leaves would
+    look empty and every job held inside one would wait."""
+    patched = {
+        o.name: o.manifest["metadata"].get("labels") or {} for o in rendered.objects if o.patch and o.kind == "Node"
+    }
+    if not patched:
+        return state
+    nodes = []
+    for node in state.nodes:
+        metadata = node.get("metadata") or {}
+        labels = patched.get(metadata.get("name", ""))
+        if labels:
+            node = {**node, "metadata": {**metadata, "labels": {**(metadata.get("labels") or {}), **labels}}}
+        nodes.append(node)
+    return replace(state, nodes=nodes)
+
+
 def _nodes(state: ClusterState) -> dict[str, Node]:
     nodes = {}
     for obj in state.nodes:
@@ -174,11 +194,16 @@ def dump_hypernodes(state: ClusterState, nodes: dict[str, Node]) -> dict[str, Hy
         raise StateError(f"{state.source}: {cycle}; remove the member that closes it") from None
 
 
-def _hypernodes(state: ClusterState, spec: PlatformSpec, nodes: dict[str, Node]) -> dict[str, HyperNode]:
-    """The dump's HyperNodes; without any, the stack's topology (what discovery or the stack's own
-    HyperNodes will describe)."""
+def _hypernodes(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, nodes: dict[str, Node]
+) -> dict[str, HyperNode]:
+    """The dump's HyperNodes; without any, the stack's own (explicit) HyperNodes resolved against the
+    nodes as the scheduler resolves them, else the stack's topology (what discovery will build)."""
     if state.hyper_nodes:
         return dump_hypernodes(state, nodes)
+    own = [o.manifest for o in rendered.by_kind("HyperNode")]
+    if own:
+        return dump_hypernodes(replace(state, hyper_nodes=own), nodes)
     topology = spec.topology
     if topology is None:
         return {}

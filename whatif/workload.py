@@ -27,6 +27,7 @@ from whatif.cluster import (
     by_creation,
     pod_group_job,
     pod_request,
+    with_stack_labels,
 )
 from whatif.names import domain_names
 from whatif.scheduler.model import Job
@@ -121,7 +122,8 @@ def build_session(
 def build_world(
     state: ClusterState, spec: PlatformSpec, rendered: Rendered, only: set[str] | None = None
 ) -> tuple[Session, dict[str, ModelJobs], Objects]:
-    """`build_session`, and the same pods and PodGroups as objects."""
+    """`build_session`, and the same pods and PodGroups as objects, on the nodes as the stack labels them."""
+    state = with_stack_labels(state, rendered)
     objects = Objects()
     priorities, default = _priority_classes(state, rendered)
     queues = _queues(state, rendered)
@@ -184,7 +186,7 @@ def build_world(
             continue
         adder = _add_disaggregated if model.disaggregated else _add_model
         order = adder(model, index, existing[name], jobs, models[name], priorities, default, order, live, objects)
-    hypernodes = _hypernodes(state, spec, nodes)
+    hypernodes = _hypernodes(state, spec, rendered, nodes)
     session = Session(nodes, queues, {u: j for u, j in jobs.items() if j.queue in queues}, hypernodes)
     session.domain_names = domain_names(hypernodes, spec, nodes)
     kept = {t.uid for j in jobs.values() for t in j.tasks}

@@ -23,8 +23,9 @@ import pytest
 import yaml
 
 from cli.main import main
-from live.cluster_state import read_file
-from tests.conftest import PROJECT_DIR
+from live.cluster_state import read_file, state_from_objects
+from tests.conftest import PROJECT_DIR, stack_raw
+from tests.e2e.stacks import dev_nodes
 from tests.whatif.test_whatif import EMPTY, tainted_dump
 from whatif.predict import predict
 from whatif.scheduler.model import PIPELINED
@@ -225,3 +226,35 @@ def test_without_go_the_model_answers_and_says_so(
     assert "note: the model answers: Go is not installed" in captured.err
     assert main(["whatif", "--stack", "aicloud-a", "--from", str(dump), "--engine", "volcano"]) == 2
     assert "--engine volcano: Go is not installed" in capsys.readouterr().err
+
+
+def _dev_with_a_leaf_gang(labels_enabled: bool) -> dict[str, Any]:
+    """The dev stack (explicit HyperNodes: the leaf selects its nodes by label) and a model of two
+    nodes held inside the leaf."""
+    raw = stack_raw("dev")
+    raw["topology"]["nodeLabels"] = {"enabled": labels_enabled}
+    raw["models"]["wide"] = {
+        **raw["models"]["qwen3-0-6b"],
+        "nodesPerReplica": 2,
+        "resources": {"gpus": 2, "cpu": 4, "memory": "16Gi"},
+        "engine": {"tensorParallelSize": 2, "pipelineParallelSize": 2},
+        "topology": {"mode": "hard", "highestTier": 1},
+    }
+    return raw
+
+
+@pytest.mark.parametrize(("labels_enabled", "verdict"), [(True, "fits"), (False, "never")])
+def test_before_the_first_up_the_nodes_carry_the_labels_the_stack_sets(
+    engine: Path, render_raw: Any, labels_enabled: bool, verdict: str
+) -> None:
+    """A cluster before its first `up`: the nodes have none of the stack's tier labels, and the
+    stack's leaf HyperNode selects its nodes by that label. The stack labels them
+    (`topology.nodeLabels`), so both engines see the gang fit, as it fitted on the real cluster
+    (`tests/e2e/test_disaggregated.py`); when the labels are the operator's to set and nobody has,
+    the leaf is empty and both say never."""
+    render = render_raw(_dev_with_a_leaf_gang(labels_enabled))
+    state = state_from_objects([{"apiVersion": "v1", "kind": "Node", **node} for node in dev_nodes()], "fresh")
+    real = predict_with_volcano(state, render.spec, render.rendered, repeat=1)
+    model = predict(state, render.spec, render.rendered)
+    assert {v.model: v.verdict for v in real.verdicts}["wide"] == verdict
+    assert {v.model: v.verdict for v in model.verdicts}["wide"] == verdict

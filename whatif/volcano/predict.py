@@ -18,7 +18,7 @@ from components.scheduling.volcano_values import scheduler_conf_text
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
-from whatif.cluster import ModelJobs
+from whatif.cluster import ModelJobs, with_stack_labels
 from whatif.discovery import discover
 from whatif.predict import (
     MAX_CYCLES,
@@ -53,7 +53,7 @@ def cluster_objects(
     classes = {o["metadata"]["name"]: o for o in state.priority_classes}
     classes.update({o.name: o.manifest for o in rendered.by_kind("PriorityClass")})
     return [
-        *state.nodes,
+        *with_stack_labels(state, rendered).nodes,
         *classes.values(),
         *queue_objects(state, rendered),
         *(state.hyper_nodes or hyper_node_objects(spec, rendered, state.nodes)),
