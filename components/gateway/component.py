@@ -75,7 +75,19 @@ class InferenceGateway(pulumi.ComponentResource):
             after_secrets = pulumi.ResourceOptions(
                 parent=self, depends_on=[namespaces[model.namespace], *secrets.get(model.namespace, ())]
             )
-            KubernetesResource(f"{prefix}-router-config", CONFIG_MAP, router_config_map(gateway, model), opts_model)
+            # One router per slice of a model with prefill and decode apart, behind the one Service.
+            slices: list[int | None] = list(range(model.config.replicas)) if model.disaggregated else [None]
+            for index in slices:
+                part = "" if index is None else f"-s{index}"
+                KubernetesResource(
+                    f"{prefix}-router{part}-config", CONFIG_MAP, router_config_map(gateway, model, index), opts_model
+                )
+                KubernetesResource(
+                    f"{prefix}-router{part}",
+                    DEPLOYMENT,
+                    router_deployment(gateway, model, image, pull_secret, index),
+                    after_secrets,
+                )
             account = KubernetesResource(
                 f"{prefix}-router-account", SERVICE_ACCOUNT, router_service_account(model), opts_model
             )
@@ -85,9 +97,6 @@ class InferenceGateway(pulumi.ComponentResource):
                 ROLE_BINDING,
                 router_role_binding(model),
                 pulumi.ResourceOptions(parent=self, depends_on=[account, role]),
-            )
-            KubernetesResource(
-                f"{prefix}-router", DEPLOYMENT, router_deployment(gateway, model, image, pull_secret), after_secrets
             )
             KubernetesResource(f"{prefix}-router-service", SERVICE, router_service(model), opts_model)
             if spec.config.observability.enabled:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.gateway.disaggregated_router import slice_profiles
 from components.gateway.names import router_labels, router_name, router_selector
 from components.kubernetes.yaml_text import dump
 from components.observability.monitors import TENANT_METRIC_LABEL, pod_monitor
+from config.platform_labels import SLICE_LABEL
 from config.sections.observability import ObservabilityConfig
-from config.spec.gateway import GatewaySpec
+from config.spec.gateway import GatewaySpec, slice_router_name
 from config.spec.model import ModelSpec
 from config.upstream.inference_gateway import (
     DEFAULT_SCORERS,
@@ -71,12 +73,17 @@ def router_config(gateway: GatewaySpec, model: str) -> dict[str, Any]:
     return config
 
 
-def router_config_map(gateway: GatewaySpec, model: ModelSpec) -> dict[str, Any]:
+def router_config_map(gateway: GatewaySpec, model: ModelSpec, index: int | None = None) -> dict[str, Any]:
+    """The router's config; with `index`, slice `index`'s router of a model with prefill and
+    decode apart (`components.gateway.disaggregated_router`)."""
+    config = router_config(gateway, model.name)
+    if index is not None:
+        config = slice_profiles(config, model, index)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": _metadata(model),
-        "data": {ROUTER_CONFIG_FILE: dump(router_config(gateway, model.name))},
+        "metadata": _metadata(model, index),
+        "data": {ROUTER_CONFIG_FILE: dump(config)},
     }
 
 
@@ -140,14 +147,18 @@ def router_arguments(model: ModelSpec) -> list[str]:
     ]
 
 
-def router_deployment(gateway: GatewaySpec, model: ModelSpec, image: str, pull_secret: str | None) -> dict[str, Any]:
-    """One router per model. It runs on the default scheduler: no accelerator, no queue."""
+def router_deployment(
+    gateway: GatewaySpec, model: ModelSpec, image: str, pull_secret: str | None, index: int | None = None
+) -> dict[str, Any]:
+    """One router per model, or per slice (`index`) of a model with prefill and decode apart: the
+    slices' routers share the model's pool, Service and account. It runs on the default
+    scheduler: no accelerator, no queue."""
     router = gateway.config.router
-    name = router_name(model.name)
+    metadata = _metadata(model, index)
     resources = {"cpu": str(router.cpu), "memory": str(router.memory)}
     probe = {"grpc": {"port": ROUTER_HEALTH_PORT, "service": ROUTER_HEALTH_SERVICE}}
     pod_spec: dict[str, Any] = {
-        "serviceAccountName": name,
+        "serviceAccountName": router_name(model.name),
         # The chart's default (it copies the pool's when it renders one): held requests are not
         # drained, they end with the router.
         "terminationGracePeriodSeconds": 130,
@@ -177,20 +188,21 @@ def router_deployment(gateway: GatewaySpec, model: ModelSpec, image: str, pull_s
                 "volumeMounts": [{"name": "config", "mountPath": ROUTER_CONFIG_DIR, "readOnly": True}],
             }
         ],
-        "volumes": [{"name": "config", "configMap": {"name": name}}],
+        "volumes": [{"name": "config", "configMap": {"name": metadata["name"]}}],
     }
     if pull_secret is not None:
         pod_spec["imagePullSecrets"] = [{"name": pull_secret}]
+    selector = {**router_selector(model), **_slice_label(index)}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": _metadata(model),
+        "metadata": metadata,
         "spec": {
             "replicas": router.replicas,
             # One queue at a time: a rolling update would run the old and the new router together.
             "strategy": {"type": "Recreate"},
-            "selector": {"matchLabels": router_selector(model)},
-            "template": {"metadata": {"labels": router_labels(model)}, "spec": pod_spec},
+            "selector": {"matchLabels": selector},
+            "template": {"metadata": {"labels": metadata["labels"]}, "spec": pod_spec},
         },
     }
 
@@ -226,5 +238,12 @@ def router_pod_monitor(model: ModelSpec, observability: ObservabilityConfig) -> 
     return pod_monitor(_metadata(model), router_selector(model), "metrics", labels, observability)
 
 
-def _metadata(model: ModelSpec) -> dict[str, Any]:
-    return {"name": router_name(model.name), "namespace": model.namespace, "labels": router_labels(model)}
+def _metadata(model: ModelSpec, index: int | None = None) -> dict[str, Any]:
+    name = router_name(model.name) if index is None else slice_router_name(model.name, index)
+    return {"name": name, "namespace": model.namespace, "labels": {**router_labels(model), **_slice_label(index)}}
+
+
+def _slice_label(index: int | None) -> dict[str, str]:
+    """A slice's router pods carry the slice, so each slice's Deployment selects only its own
+    (the Service and the monitor select them all)."""
+    return {} if index is None else {SLICE_LABEL: str(index)}

@@ -46,6 +46,25 @@ def metric_query(model: ModelSpec) -> str:
     return f"sum({metric}{{{matchers}}})"
 
 
+def ratio_clamped_query(model: ModelSpec) -> str | None:
+    """For prefill of a slice with a prefill/decode `ratio`: the prefill instances its load asks for
+    (what KEDA would compute from `metric_query` and the target), clamped between `min` and `max`
+    times the slice's decode instances that are up; the trigger's threshold is then 1, so KEDA's
+    average target turns the value into that many instances. With no decode instance up the bounds
+    are 0, and the role falls to its `minInstances`."""
+    ratio = model.disaggregation.ratio if model.serving_role == "prefill" else None
+    if ratio is None:
+        return None
+    scaling = _scaling(model)
+    decode = (
+        f'up{{namespace="{model.namespace}",{MODEL_METRIC_LABEL}="{model.name}",'
+        f'{SLICE_METRIC_LABEL}="{model.slice_index}",{SERVING_ROLE_METRIC_LABEL}="decode"}}'
+    )
+    decode_up = f"scalar(count({decode} == 1) or vector(0))"
+    wanted = f"ceil(({metric_query(model)} or vector(0)) / {_number(scaling.target)})"
+    return f"clamp({wanted}, {_number(ratio.min)} * {decode_up}, {_number(ratio.max)} * {decode_up})"
+
+
 def _scaling(model: ModelSpec) -> AutoscalingConfig:
     scaling = model.config.autoscaling
     if scaling is None:
@@ -67,14 +86,15 @@ def scaled_object_manifest(
     """`wake_up`: the query of the requests the model's router holds, which wakes a model behind
     the gateway from zero when the stack gives no `activation` of its own."""
     scaling = _scaling(model)
+    clamped = ratio_clamped_query(model)
     triggers: list[dict[str, Any]] = [
         {
             "type": "prometheus",
             "name": "load",
             "metadata": {
                 "serverAddress": observability.query_url,
-                "query": metric_query(model),
-                "threshold": _number(scaling.target),
+                "query": clamped or metric_query(model),
+                "threshold": "1" if clamped else _number(scaling.target),
             },
         }
     ]

@@ -58,7 +58,13 @@ def nixl_port(model: ModelSpec) -> dict[str, Any]:
 
 def routing_sidecar(model: ModelSpec, api_port: int) -> dict[str, Any]:
     """The decode pod's sidecar, a native sidecar (an init container that keeps running) so it is
-    up before vLLM and stops after it."""
+    up before vLLM and stops after it.
+
+    Its SSRF protection (`--enable-ssrf-protection`, prefill only on the pool's pods) stays off: at
+    v0.7.1 it reads a v1 InferencePool's selector as a flat label map (`pkg/sidecar/proxy/
+    allowlist.go`, `updatePodsForPool`), lists no pod, and refuses every prefill, as
+    tests/e2e/test_disaggregated_router.py shows; `check` warns that the sidecar trusts the
+    `x-prefiller-host-port` a caller sends."""
     settings = model.disaggregation
     args = [
         f"--port={api_port}",

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from config.checks.names import RESERVED_NAMESPACE_PREFIXES, RESERVED_NAMESPACES
 from config.errors import Problem, join_path
-from config.spec.gateway import model_consumers, router_name, scales_from_zero, wake_seconds
+from config.spec.gateway import model_consumers, router_deployment_names, router_name, scales_from_zero, wake_seconds
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.upstream.inference_gateway import GATEWAY_LISTENERS_MAX
@@ -152,16 +152,16 @@ def _consumers(spec: PlatformSpec, model: ModelSpec, taken: dict[tuple[str, str]
             got=[],
             severity="warning",
         )
-    router = router_name(model.name)
-    clash = taken.get((model.namespace, router))
-    if clash is not None:
-        yield Problem(
-            join_path("models", model.name, "gateway", "enabled"),
-            f"the model's router is named `{router}`, which model `{clash}` already takes in namespace "
-            f"`{model.namespace}`",
-            f"rename one of the models (or `{clash}`'s `serviceName`)",
-            got=True,
-        )
+    for router in dict.fromkeys([router_name(model.name), *router_deployment_names(model)]):
+        clash = taken.get((model.namespace, router))
+        if clash is not None:
+            yield Problem(
+                join_path("models", model.name, "gateway", "enabled"),
+                f"the model's router is named `{router}`, which model `{clash}` already takes in namespace "
+                f"`{model.namespace}`",
+                f"rename one of the models (or `{clash}`'s `serviceName`)",
+                got=True,
+            )
     seen: set[str] = set()
     for index, tenant in enumerate(model_consumers(model)):
         path = join_path("models", model.name, "gateway", "consumers") + f"[{index}]"

@@ -148,25 +148,26 @@ def check_disaggregation(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             ]
         return []
     problems = _whole_model_keys(model, path)
-    if cfg.gateway.enabled:
-        problems.append(
-            Problem(
-                join_path(path, "gateway", "enabled"),
-                "a model with roles is not served through the gateway yet: the pinned router "
-                "(llm-d-inference-scheduler v0.7.1) has no filter that keeps a request's prefill in the slice of "
-                "its decode pod, so the KV cache could cross the slices' domains",
-                "serve it through its Service (decode's sidecar then prefills on decode), or leave `roles` out",
-            )
+    problems.append(
+        Problem(
+            join_path(path, "roles", "decode"),
+            "decode's routing sidecar sends a request's prefill to whatever address its `x-prefiller-host-port` "
+            "header names, from the router or from any caller that reaches a decode pod: the pinned sidecar's "
+            "check of that address against the pool (llm-d-inference-scheduler v0.7.1 `--enable-ssrf-protection`) "
+            "refuses every prefill with a v1 InferencePool, so the platform leaves it off",
+            "let only the gateway reach the model's decode pods (a NetworkPolicy on the namespace's ingress), "
+            "and drop the header at the clients' edge",
+            severity="warning",
         )
-    else:
+    )
+    if not cfg.gateway.enabled:
         problems.append(
             Problem(
                 join_path(path, "roles", "prefill"),
                 "requests reach the model through its Service, where no router names a prefill pod: decode's sidecar "
-                "then prefills on decode, and the prefill instances hold their GPUs without work until the model "
-                "is served through a router with a prefill/decode profile",
-                "accept it while the slices' scheduling is tried out, or give prefill `autoscaling` with "
-                "`minInstances: 0`",
+                "prefills on decode, and the prefill instances hold their GPUs without work",
+                "serve the model through the gateway (`gateway.enabled`: a router per slice pairs prefill and decode "
+                "of the slice), or give prefill `autoscaling` with `minInstances: 0`",
                 severity="warning",
             )
         )

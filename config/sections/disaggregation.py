@@ -8,8 +8,8 @@ sub-group per role keeps each instance inside a narrower one (a leaf, the role's
 role of each slice is a LeaderWorkerSet of its own; its groups are the role's instances.
 
 Requests reach decode first, through llm-d's routing sidecar beside each decode vLLM: given a
-prefill pod (by a router), it sends the prefill there, then decodes locally; given none, decode
-prefills itself (docs/operations.md, "Prefill and decode apart").
+prefill pod (by the slice's router, behind the gateway), it sends the prefill there, then decodes
+locally; given none, decode prefills itself (docs/operations.md, "Prefill and decode apart").
 """
 
 from __future__ import annotations
@@ -95,6 +95,11 @@ class DisaggregationConfig(ConfigModel):
     ratio: RoleRatio | None = None
     """Bounds of prefill instances per decode instance in a slice, e.g. `{min: 0.5, max: 4}`:
     the prefill autoscaler's target is clamped to them."""
+    non_cached_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 16
+    """Behind the gateway: the router sends a request's prefill to a prefill instance when at least
+    this many of its prompt's tokens (about 4 characters each) are not in the chosen decode pod's
+    prefix cache; a shorter remainder is prefilled on decode. The router's `prefix-based-pd-decider`;
+    16 is the value of llm-d-inference-scheduler v0.7.1's `deploy/config/pd-epp-config.yaml`."""
 
 
 class RoleRatio(ConfigModel):

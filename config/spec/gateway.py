@@ -72,6 +72,19 @@ def router_name(model: str) -> str:
     return f"{model}{ROUTER_SUFFIX}"
 
 
+def slice_router_name(model: str, index: int) -> str:
+    """The router of one slice of a model with prefill and decode apart (its ConfigMap and
+    Deployment; the Service, the pool and the RBAC stay the model's)."""
+    return f"{router_name(model)}-s{index}"
+
+
+def router_deployment_names(model: ModelSpec) -> list[str]:
+    """A model's router Deployments: one, or one per slice."""
+    if model.disaggregated:
+        return [slice_router_name(model.name, index) for index in range(model.config.replicas)]
+    return [router_name(model.name)]
+
+
 def model_consumers(model: ModelSpec) -> tuple[str, ...]:
     consumers = model.config.gateway.consumers
     return (model.tenant,) if consumers is None else consumers

@@ -57,6 +57,9 @@ MODEL_HEADER: Final = "X-Gateway-Model-Name"
 
 # v1.4.0 pkg/epp/flowcontrol/config.go: flow control is this feature gate, off by default.
 FLOW_CONTROL_GATE: Final = "flowControl"
+# v1.4.0 pkg/epp/datalayer/factory.go: plugins' PrepareData phase (the prefix cache's match per
+# endpoint, which llm-d's `prefix-based-pd-decider` reads) runs only with this gate.
+PREPARE_DATA_GATE: Final = "prepareDataPlugins"
 # v1.4.0 pkg/epp/flowcontrol/framework/plugins/{fairness,ordering}: the policies' plugin types.
 FAIRNESS_POLICIES: Final = {
     "round-robin": "round-robin-fairness-policy",

@@ -1,6 +1,6 @@
 // The router the platform deploys per model: llm-d's endpoint picker, llm-d-inference-scheduler
 // v0.7.1 (cmd/epp, the Gateway API Inference Extension v1.4.0 EPP runner with llm-d's plugins),
-// and the project's own ext-proc client (main.go) that plays the gateway in the end-to-end tests.
+// its routing sidecar (cmd/pd-sidecar), and the project's own ext-proc client (main.go) that plays the gateway in the end-to-end tests.
 //
 // github.com/llm-d/llm-d-kv-cache is v0.9.0, not the v0.7.1 the scheduler's go.mod names: the Go
 // module proxy does not serve kv-cache v0.7.1 (403, "This module version is not available"; its
@@ -13,7 +13,10 @@ module volcano-platform/real-cluster/inference-router
 
 go 1.26.0
 
-tool github.com/llm-d/llm-d-inference-scheduler/cmd/epp
+tool (
+	github.com/llm-d/llm-d-inference-scheduler/cmd/epp
+	github.com/llm-d/llm-d-inference-scheduler/cmd/pd-sidecar
+)
 
 require (
 	github.com/envoyproxy/go-control-plane/envoy v1.37.0

@@ -2,9 +2,10 @@
 // end-to-end tests: for each request it reads it opens an Envoy external-processing stream to the
 // EPP, sends the request's headers and then its body, as Envoy does, and reports what the EPP
 // answered: the endpoint it picked (the x-gateway-destination-endpoint header it sets) or the
-// immediate response it sent instead (HTTP status and body). With forwarding on, it then sends the
-// request to the picked endpoint and hands the endpoint's response back to the EPP, as Envoy does,
-// so the model servers carry the load the EPP routes.
+// immediate response it sent instead (HTTP status and body), with every header it set. With
+// forwarding on, it then sends the request, with those headers, to the picked endpoint and hands
+// the endpoint's response back to the EPP, as Envoy does, so the model servers carry the load the
+// EPP routes.
 //
 // Before it reads anything it waits for the EPP's gRPC health check to serve (the EPP serves once
 // it has read its InferencePool) and prints {"event":"ready"}.
@@ -12,11 +13,13 @@
 // Input, one JSON object a line on stdin; each request starts as soon as its line is read:
 //
 //	{"id": "a1", "objective": "chat-p1-high", "fairness": "team-a", "model": "chat",
-//	 "prompt": "hello", "max_tokens": 4, "forward": true}
+//	 "prompt": "hello", "max_tokens": 4, "forward": true, "forward_to": "127.0.0.1:9000",
+//	 "headers": {"x-client": "v"}}
 //
 // Output, one JSON object a line on stdout, written as things happen:
 //
-//	{"event":"answered","id":"a1","seq":1,"sent":..,"answered":..,"endpoint":"127.0.0.2:8000"}
+//	{"event":"answered","id":"a1","seq":1,"sent":..,"answered":..,"endpoint":"127.0.0.2:8000",
+//	 "headers":{"x-gateway-destination-endpoint":"127.0.0.2:8000",...},"removed":[...]}
 //	{"event":"answered","id":"a2","seq":2,"sent":..,"answered":..,"status":503,"body":"..."}
 //	{"event":"forwarded","id":"a1","forward_status":200,"done":..}
 //
@@ -35,6 +38,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,22 +67,29 @@ type request struct {
 	Prompt    string `json:"prompt"`
 	MaxTokens int    `json:"max_tokens,omitempty"`
 	Forward   *bool  `json:"forward,omitempty"`
+	// ForwardTo is where the picked endpoint's process listens, when that is not the endpoint's
+	// own address (several stand-in pods served by processes on one host).
+	ForwardTo string `json:"forward_to,omitempty"`
+	// Headers are the client's own, sent to the EPP (and on to the endpoint) as it sent them.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // event is one output line.
 type event struct {
-	Event         string  `json:"event"`
-	ID            string  `json:"id,omitempty"`
-	Seq           int64   `json:"seq,omitempty"`
-	Sent          float64 `json:"sent,omitempty"`
-	Answered      float64 `json:"answered,omitempty"`
-	Endpoint      string  `json:"endpoint,omitempty"`
-	Status        int     `json:"status,omitempty"`
-	Body          string  `json:"body,omitempty"`
-	Error         string  `json:"error,omitempty"`
-	ForwardStatus int     `json:"forward_status,omitempty"`
-	Done          float64 `json:"done,omitempty"`
-	At            float64 `json:"at,omitempty"`
+	Event         string            `json:"event"`
+	ID            string            `json:"id,omitempty"`
+	Seq           int64             `json:"seq,omitempty"`
+	Sent          float64           `json:"sent,omitempty"`
+	Answered      float64           `json:"answered,omitempty"`
+	Endpoint      string            `json:"endpoint,omitempty"`
+	Headers       map[string]string `json:"headers,omitempty"`
+	Removed       []string          `json:"removed,omitempty"`
+	Status        int               `json:"status,omitempty"`
+	Body          string            `json:"body,omitempty"`
+	Error         string            `json:"error,omitempty"`
+	ForwardStatus int               `json:"forward_status,omitempty"`
+	Done          float64           `json:"done,omitempty"`
+	At            float64           `json:"at,omitempty"`
 }
 
 type client struct {
@@ -152,6 +163,9 @@ func (c *client) run(r request) {
 	if r.Fairness != "" {
 		headers = append(headers, header(fairnessHeader, r.Fairness))
 	}
+	for key, value := range r.Headers {
+		headers = append(headers, header(key, value))
+	}
 	err = stream.Send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{
 		RequestHeaders: &extprocv3.HttpHeaders{Headers: &corev3.HeaderMap{Headers: headers}},
 	}})
@@ -182,7 +196,10 @@ func (c *client) run(r request) {
 		c.emit(answered)
 		return
 	case *extprocv3.ProcessingResponse_RequestHeaders:
+		answered.Headers = map[string]string{}
+		answered.Removed = response.RequestHeaders.GetResponse().GetHeaderMutation().GetRemoveHeaders()
 		for _, set := range response.RequestHeaders.GetResponse().GetHeaderMutation().GetSetHeaders() {
+			answered.Headers[set.GetHeader().GetKey()] = string(set.GetHeader().GetRawValue())
 			if set.GetHeader().GetKey() == destinationHeader {
 				answered.Endpoint = string(set.GetHeader().GetRawValue())
 			}
@@ -207,7 +224,22 @@ func (c *client) run(r request) {
 	if len(rewritten) > 0 {
 		body = rewritten
 	}
-	c.emit(c.forwardTo(ctx, stream, r.ID, answered.Endpoint, body))
+	target := answered.Endpoint
+	if r.ForwardTo != "" {
+		target = r.ForwardTo
+	}
+	// Envoy forwards the client's headers with the EPP's mutations applied.
+	forwarded := map[string]string{}
+	for key, value := range r.Headers {
+		forwarded[key] = value
+	}
+	for _, key := range answered.Removed {
+		delete(forwarded, key)
+	}
+	for key, value := range answered.Headers {
+		forwarded[key] = value
+	}
+	c.emit(c.forwardTo(ctx, stream, r.ID, target, forwarded, body))
 }
 
 // requestBody reads the EPP's body responses to the request; the body as it should go on.
@@ -234,14 +266,21 @@ func requestBody(stream extprocv3.ExternalProcessor_ProcessClient) ([]byte, erro
 	}
 }
 
-// forwardTo sends the request to the endpoint and the endpoint's response back to the EPP.
-func (c *client) forwardTo(ctx context.Context, stream extprocv3.ExternalProcessor_ProcessClient, id, endpoint string, body []byte) event {
+// forwardTo sends the request, with the headers the EPP set (as Envoy applies them), to the
+// endpoint, and the endpoint's response back to the EPP.
+func (c *client) forwardTo(ctx context.Context, stream extprocv3.ExternalProcessor_ProcessClient, id, endpoint string, set map[string]string, body []byte) event {
 	done := event{Event: "forwarded", ID: id}
 	post, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+endpoint+"/v1/completions", bytes.NewReader(body))
 	if err != nil {
 		done.Error = err.Error()
 		done.Done = unix(time.Now())
 		return done
+	}
+	for key, value := range set {
+		// Pseudo-headers and the length are the HTTP client's to write.
+		if !strings.HasPrefix(key, ":") && !strings.EqualFold(key, "content-length") {
+			post.Header.Set(key, value)
+		}
 	}
 	post.Header.Set("Content-Type", "application/json")
 	post.Header.Set(requestIDHeader, id)

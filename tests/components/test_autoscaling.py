@@ -3,15 +3,18 @@ an autoscaler owns, and the checks count maxReplicas."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from offline.render import write_render
 from offline.review import diff_dirs
 from tests.components.helpers import STACK, objects_of_kind
-from tests.conftest import load, mutate, paths_of, stack_raw
+from tests.conftest import load, mutate, paths_of, require_tool, stack_raw
 
 # -- autoscaling ------------------------------------------------------------------------------------
 
@@ -30,9 +33,12 @@ def test_autoscalers_target_the_workload_and_its_scale_subresource(committed_ren
     prefill = scaled["qwen3-235b-pd-s1-prefill"]["spec"]
     assert prefill["scaleTargetRef"]["name"] == "qwen3-235b-pd-s1-prefill"
     assert (prefill["minReplicaCount"], prefill["maxReplicaCount"]) == (1, 3)
-    assert prefill["triggers"][0]["metadata"]["query"] == (
+    load = prefill["triggers"][0]["metadata"]
+    assert (
         'sum(vllm:num_requests_waiting{namespace="search",model="qwen3-235b-pd",slice="1",serving_role="prefill"})'
+        in (load["query"])
     )
+    assert load["threshold"] == "1"  # the query is the instance count (test_the_prefill_query_keeps_the_ratio...)
     assert scaled["llama-70b"]["spec"]["scaleTargetRef"] == {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
@@ -57,7 +63,7 @@ def test_an_autoscaled_workload_starts_at_its_count_and_pulumi_then_leaves_it_al
     ignored = {e["file"]: e.get("ignoreChanges") for e in render.rendered.index if e.get("file")}
     roles = {v.workload_name: v for m in render.spec.models.values() for v in m.slice_views()}
     for name, manifest in workloads.items():
-        if name.endswith("-epp"):
+        if manifest["metadata"]["labels"].get("app.kubernetes.io/component") == "router":
             continue  # a gateway router, not a model
         config = roles[name].config if name in roles else render.spec.models[name].config
         assert manifest["spec"]["replicas"] == config.starting_replicas, name
@@ -119,3 +125,48 @@ def test_a_model_that_may_scale_to_zero_holds_no_quota_in_its_pod_group(render_r
     group = objects_of_kind(render_raw(raw), "PodGroup")["llama-70b"]["spec"]
     assert "minResources" not in group and group["minMember"] == 2
     assert "minResources" in objects_of_kind(render_raw(stack_raw(STACK)), "PodGroup")["llama-70b"]["spec"]
+
+
+def test_the_prefill_query_keeps_the_ratio_to_the_decode_instances_up(committed_render: Any, tmp_path: Path) -> None:
+    """The example's prefill of slice 0 (target 4 waiting requests, ratio 1 to 3 per decode
+    instance) evaluated by promtool on series of both slices: the instances its load asks for,
+    held between 1 and 3 times the decode instances of its own slice that are up."""
+    render = committed_render(STACK)
+    query = objects_of_kind(render, "ScaledObject")["qwen3-235b-pd-s0-prefill"]["spec"]["triggers"][0]["metadata"]
+    labels = 'namespace="search",model="qwen3-235b-pd"'
+    series = {
+        # minutes:                                                     0  1  2 3 4 5 6 7
+        f'vllm:num_requests_waiting{{{labels},slice="0",serving_role="prefill",pod="p0"}}': "40 40 0 0 8 8 8 8",
+        f'up{{{labels},slice="0",serving_role="decode",pod="d0"}}': "1 1 1 1 1 1 0 0",
+        f'up{{{labels},slice="0",serving_role="decode",pod="d1"}}': "0 0 0 0 0 0 0 0",
+        # The other slice's load and decode instances count for nothing here.
+        f'vllm:num_requests_waiting{{{labels},slice="1",serving_role="prefill",pod="p1"}}': "100x7",
+        f'up{{{labels},slice="1",serving_role="decode",pod="d2"}}': "1x7",
+        f'up{{{labels},slice="1",serving_role="decode",pod="d3"}}': "1x7",
+    }
+    expected = {
+        "1m": 3,  # 40 waiting ask for 10 instances: 3 per decode instance at most
+        "3m": 1,  # no load: 1 per decode instance at least
+        "5m": 2,  # 8 waiting at 4 each, within the bounds
+        "7m": 0,  # no decode instance up: no prefill beyond the role's own floor (minInstances)
+    }
+    test = {
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": s, "values": v} for s, v in series.items()],
+                "promql_expr_test": [
+                    {"expr": query["query"], "eval_time": at, "exp_samples": [{"labels": "{}", "value": value}]}
+                    for at, value in expected.items()
+                ],
+            }
+        ],
+    }
+    (tmp_path / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False, width=1000))
+    promtool = require_tool(shutil.which("promtool"), "promtool (Debian package `prometheus`)")
+    proc = subprocess.run(
+        [promtool, "test", "rules", "test.yaml"], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -50,13 +50,22 @@ def _selected(render: StackRender, namespace: str, selector: dict[str, str]) -> 
     ]
 
 
+PD = "qwen3-235b-pd"
+PD_SERVERS = sorted(f"{PD}-s{s}-{role} workerTemplate" for s in (0, 1) for role in ("prefill", "decode"))
+"""The serving pods of the example's model with prefill and decode apart: both roles of both slices."""
+
+
+def _servers(name: str) -> list[str]:
+    return PD_SERVERS if name == PD else [f"{name} pod"]
+
+
 def test_each_pool_selects_exactly_its_models_serving_pods(committed_render: Any) -> None:
     render = committed_render(STACK)
     pools = objects_of_kind(render, "InferencePool")
-    assert sorted(pools) == ["qwen3-32b-batch", "qwen3-8b"]
+    assert sorted(pools) == [PD, "qwen3-32b-batch", "qwen3-8b"]
     for name, pool in pools.items():
         namespace = pool["metadata"]["namespace"]
-        assert _selected(render, namespace, pool["spec"]["selector"]["matchLabels"]) == [f"{name} pod"]
+        assert sorted(_selected(render, namespace, pool["spec"]["selector"]["matchLabels"])) == _servers(name)
 
 
 def test_a_multi_node_pool_selects_the_leaders_only(render_raw: Any) -> None:
@@ -72,8 +81,9 @@ def test_a_pool_targets_the_port_its_pods_serve(committed_render: Any) -> None:
         served = {
             port["containerPort"]
             for ns, what, labels, spec in _pods(render)
-            if what == f"{name} pod"
-            for container in spec["containers"]
+            if what in _servers(name)
+            # Decode's routing sidecar serves the API in front of its vLLM.
+            for container in [*spec["containers"], *spec.get("initContainers", [])]
             for port in container.get("ports", [])
             if port["name"] == "http"
         }
@@ -83,7 +93,7 @@ def test_a_pool_targets_the_port_its_pods_serve(committed_render: Any) -> None:
 def test_no_selector_of_a_model_reaches_a_router(committed_render: Any) -> None:
     render = committed_render(STACK)
     routers = sorted(w for _, w, labels, _ in _pods(render) if labels.get("app.kubernetes.io/component") == "router")
-    assert routers == ["qwen3-32b-batch-epp pod", "qwen3-8b-epp pod"]
+    assert routers == [f"{PD}-epp-s0 pod", f"{PD}-epp-s1 pod", "qwen3-32b-batch-epp pod", "qwen3-8b-epp pod"]
     pools = [p["spec"]["selector"]["matchLabels"] for p in objects_of_kind(render, "InferencePool").values()]
     services = [s["spec"]["selector"] for n, s in objects_of_kind(render, "Service").items() if not n.endswith("-epp")]
     monitors = [m["spec"]["selector"]["matchLabels"] for n, m in objects_of_kind(render, "PodMonitor").items()]
@@ -103,6 +113,7 @@ def test_every_route_reference_resolves(committed_render: Any) -> None:
     tenant_of = {ns: tenant.name for tenant in render.spec.tenants.values() for ns in tenant.namespaces}
     routes = _routes(render)
     assert sorted(r["metadata"]["name"] for r in routes) == [
+        f"{PD}-search",
         "qwen3-32b-batch-search",
         "qwen3-8b-chat",
         "qwen3-8b-search",

@@ -269,7 +269,7 @@ def test_rendered_objects_validate_against_the_vendored_crds(committed_render: A
     ]
     report = validate_objects(objects, "1.33", schema_dirs(render.spec))
     # PodMonitors of the models and the routers, ServiceMonitors, the rules, ScaledObjects (two prefill roles)
-    assert report.issues == [] and report.checked == len(objects) == 6 + 2 + 2 + 1 + 5
+    assert report.issues == [] and report.checked == len(objects) == 6 + 3 + 2 + 1 + 5
     spec = {**objects[0].manifest["spec"], "podMetricsEndpoint": []}  # a typo the API server would drop
     broken = dataclasses.replace(objects[0], manifest={**objects[0].manifest, "spec": spec})
     assert validate_objects([broken], "1.33", schema_dirs(render.spec)).issues

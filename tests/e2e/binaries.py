@@ -81,7 +81,7 @@ def modules() -> tuple[Module, ...]:
         Module("kwok-lws", ("kwok", "lws-controller")),
         Module("pulumi", ("pulumi",)),
         Module("pulumi-kubernetes", ("pulumi-resource-kubernetes",), arguments=(provider_version(),)),
-        Module("inference-router", ("epp", "extproc-client")),
+        Module("inference-router", ("epp", "pd-sidecar", "extproc-client")),
         Module("inference-sim", ("llm-d-inference-sim",)),
     )
 

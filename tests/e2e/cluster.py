@@ -59,6 +59,9 @@ ADMIN_TOKEN = "e2e-admin-token"
 """A static token of the e2e cluster alone (loopback only, deleted with it)."""
 PREVIEW_USER, PREVIEW_TOKEN = "e2e-preview", "e2e-preview-token"
 """A user with no rights but what a test binds to it (the preview identity)."""
+WORKLOAD_USER, WORKLOAD_TOKEN = "e2e-workload", "e2e-workload-token"
+"""A second user with no rights but what a test binds to it: a process that reads with a
+workload's Role beside one reading with the preview user's."""
 SERVICE_CIDR = "10.96.0.0/24"
 POD_CIDR = "10.244.0.0/16"
 """Status values only: nothing here connects to a pod or Service address."""
@@ -130,6 +133,13 @@ class Certificates:
 
     def path(self, name: str) -> str:
         return str(self.folder / name)
+
+
+class KubectlError(subprocess.CalledProcessError):
+    """A failed kubectl command whose message says what kubectl said."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}\n{(self.stderr or '').strip()[-2000:]}"
 
 
 class ApiError(Exception):
@@ -324,7 +334,7 @@ class LocalCluster:
             check=False,
         )
         if check and result.returncode != 0:
-            raise subprocess.CalledProcessError(result.returncode, ["kubectl", *args], result.stdout, result.stderr)
+            raise KubectlError(result.returncode, ["kubectl", *args], result.stdout, result.stderr)
         return result.stdout
 
     def get_json(self, *args: str) -> Any:
@@ -383,6 +393,7 @@ class LocalCluster:
         tokens = self.folder / "pki" / "tokens.csv"
         tokens.write_text(
             f'{ADMIN_TOKEN},admin,admin,"system:masters"\n{PREVIEW_TOKEN},{PREVIEW_USER},{PREVIEW_USER}\n'
+            f"{WORKLOAD_TOKEN},{WORKLOAD_USER},{WORKLOAD_USER}\n"
         )
         self._start(
             "kube-apiserver",
