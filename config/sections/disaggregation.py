@@ -97,9 +97,10 @@ class DisaggregationConfig(ConfigModel):
     the prefill autoscaler's target is clamped to them."""
     non_cached_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 16
     """Behind the gateway: the router sends a request's prefill to a prefill instance when at least
-    this many of its prompt's tokens (about 4 characters each) are not in the chosen decode pod's
-    prefix cache; a shorter remainder is prefilled on decode. The router's `prefix-based-pd-decider`;
-    16 is the value of llm-d-inference-scheduler v0.7.1's `deploy/config/pd-epp-config.yaml`."""
+    this many of its prompt's tokens are not in the chosen decode pod's prefix cache; a shorter
+    remainder is prefilled on decode. Tokens are estimated at 4 characters each, of the prompt of a
+    completion or of a chat's messages as JSON. The router's `prefix-based-pd-decider`; 16 is the
+    value of llm-d-inference-scheduler v0.7.1's `deploy/config/pd-epp-config.yaml`."""
 
 
 class RoleRatio(ConfigModel):

@@ -62,8 +62,9 @@ class RouterConfig(ConfigModel):
     `cluster.mirror.registry` when set. Another tag must be that release's image: the config it
     reads is the one the stack writes for v0.7.1."""
     replicas: Annotated[int, Field(ge=1, le=1)] = 1
-    """Routers per model. One: the queue of held requests lives in the router's memory, and two
-    routers would keep two queues (leader election is not rendered)."""
+    """Routers per model, or per slice of a model with prefill and decode apart. One: the queue of
+    held requests lives in the router's memory, and two routers would keep two queues (leader
+    election is not rendered). A model in slices has a router, and so a queue, per slice."""
     cpu: Quantity = "2"
     """CPU the router requests (and is limited to)."""
     memory: Quantity = "4Gi"

@@ -52,11 +52,12 @@ def cluster_objects(
     """Every object the scheduler reads after the change."""
     classes = {o["metadata"]["name"]: o for o in state.priority_classes}
     classes.update({o.name: o.manifest for o in rendered.by_kind("PriorityClass")})
+    nodes = with_stack_labels(state, rendered).nodes
     return [
-        *with_stack_labels(state, rendered).nodes,
+        *nodes,
         *classes.values(),
         *queue_objects(state, rendered),
-        *(state.hyper_nodes or hyper_node_objects(spec, rendered, state.nodes)),
+        *(state.hyper_nodes or hyper_node_objects(spec, rendered, nodes)),
         *objects.pod_groups.values(),
         *(with_uid(without_claims(p)) for p in objects.pods.values()),
         *(with_uid(p) for p in objects.other_pods),
