@@ -49,6 +49,8 @@ class Objects:
     """Job uid (namespace/name) -> PodGroup."""
     other_pods: list[dict[str, Any]] = field(default_factory=list)
     """Pods outside any PodGroup that hold a node."""
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    """The nodes with the labels the stack sets (`cluster.with_stack_labels`)."""
 
 
 Index = dict[tuple[str, str | None, str], dict[str, Any]]
@@ -124,7 +126,7 @@ def build_world(
 ) -> tuple[Session, dict[str, ModelJobs], Objects]:
     """`build_session`, and the same pods and PodGroups as objects, on the nodes as the stack labels them."""
     state = with_stack_labels(state, rendered)
-    objects = Objects()
+    objects = Objects(nodes=state.nodes)
     priorities, default = _priority_classes(state, rendered)
     queues = _queues(state, rendered)
     for patch in (o for o in rendered.objects if o.patch and o.kind == "Queue"):

@@ -33,7 +33,7 @@ from components.kubernetes.resource import (
     SERVICE_ACCOUNT,
     KubernetesResource,
 )
-from config.spec.gateway import GatewaySpec
+from config.spec.gateway import GatewaySpec, router_slices
 from config.spec.images import router_image, router_pull_secret
 from config.spec.platform import PlatformSpec
 
@@ -76,8 +76,7 @@ class InferenceGateway(pulumi.ComponentResource):
                 parent=self, depends_on=[namespaces[model.namespace], *secrets.get(model.namespace, ())]
             )
             # One router per slice of a model with prefill and decode apart, behind the one Service.
-            slices: list[int | None] = list(range(model.config.replicas)) if model.disaggregated else [None]
-            for index in slices:
+            for index in router_slices(model):
                 part = "" if index is None else f"-s{index}"
                 KubernetesResource(
                     f"{prefix}-router{part}-config", CONFIG_MAP, router_config_map(gateway, model, index), opts_model

@@ -239,7 +239,7 @@ def router_pod_monitor(model: ModelSpec, observability: ObservabilityConfig) -> 
 
 
 def _metadata(model: ModelSpec, index: int | None = None) -> dict[str, Any]:
-    name = router_name(model.name) if index is None else slice_router_name(model.name, index)
+    name = slice_router_name(model.name, index)
     return {"name": name, "namespace": model.namespace, "labels": {**router_labels(model), **_slice_label(index)}}
 
 

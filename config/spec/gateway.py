@@ -72,17 +72,19 @@ def router_name(model: str) -> str:
     return f"{model}{ROUTER_SUFFIX}"
 
 
-def slice_router_name(model: str, index: int) -> str:
-    """The router of one slice of a model with prefill and decode apart (its ConfigMap and
-    Deployment; the Service, the pool and the RBAC stay the model's)."""
-    return f"{router_name(model)}-s{index}"
+def slice_router_name(model: str, index: int | None) -> str:
+    """The ConfigMap and Deployment of a model's router (`index` None), or of slice `index`'s of a
+    model with prefill and decode apart (the Service, the pool and the RBAC stay the model's)."""
+    return router_name(model) if index is None else f"{router_name(model)}-s{index}"
+
+
+def router_slices(model: ModelSpec) -> list[int | None]:
+    """A model's routers: one (`None`), or one per slice of a model with prefill and decode apart."""
+    return list(range(model.config.replicas)) if model.disaggregated else [None]
 
 
 def router_deployment_names(model: ModelSpec) -> list[str]:
-    """A model's router Deployments: one, or one per slice."""
-    if model.disaggregated:
-        return [slice_router_name(model.name, index) for index in range(model.config.replicas)]
-    return [router_name(model.name)]
+    return [slice_router_name(model.name, index) for index in router_slices(model)]
 
 
 def model_consumers(model: ModelSpec) -> tuple[str, ...]:

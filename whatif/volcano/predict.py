@@ -18,7 +18,7 @@ from components.scheduling.volcano_values import scheduler_conf_text
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
-from whatif.cluster import ModelJobs, with_stack_labels
+from whatif.cluster import ModelJobs
 from whatif.discovery import discover
 from whatif.predict import (
     MAX_CYCLES,
@@ -52,12 +52,11 @@ def cluster_objects(
     """Every object the scheduler reads after the change."""
     classes = {o["metadata"]["name"]: o for o in state.priority_classes}
     classes.update({o.name: o.manifest for o in rendered.by_kind("PriorityClass")})
-    nodes = with_stack_labels(state, rendered).nodes
     return [
-        *nodes,
+        *objects.nodes,
         *classes.values(),
         *queue_objects(state, rendered),
-        *(state.hyper_nodes or hyper_node_objects(spec, rendered, nodes)),
+        *(state.hyper_nodes or hyper_node_objects(spec, rendered, objects.nodes)),
         *objects.pod_groups.values(),
         *(with_uid(without_claims(p)) for p in objects.pods.values()),
         *(with_uid(p) for p in objects.other_pods),
