@@ -435,3 +435,21 @@ def test_a_clients_own_prefill_target_passes_the_router_to_the_sidecar(bench: Be
     forwarded = bench.routers["0"].wait("forwarded", ["client-target"], 60)["client-target"]
     assert forwarded.get("forward_status") == 200, forwarded
     assert bench.prefills() == prefills + 1
+
+
+def test_the_slices_routers_and_the_models_gateway_objects_apply(bench: Bench, cluster: LocalCluster) -> None:
+    """The slices' router ConfigMaps and Deployments, the router's Service and account, the route:
+    the API server takes them as rendered (server-side apply, the generated CRDs' schemas), and
+    each slice's Deployment reads back with its own selector."""
+    kinds = ("Gateway", "HTTPRoute", "ConfigMap", "Deployment", "Service", "ServiceAccount", "RoleBinding")
+    wanted = [o.manifest for o in bench.rendered.render.rendered.objects if o.kind in kinds and not o.patch]
+    wanted = [o for o in wanted if o["metadata"].get("namespace") in (NAMESPACE, "inference-gateway")]
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "inference-gateway"}}
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=yaml.safe_dump_all([namespace, *wanted]))
+    for index in SLICES:
+        live = cluster.get_json("deployment", f"{MODEL}-epp-s{index}", "-n", NAMESPACE)
+        assert live["spec"]["selector"]["matchLabels"]["volcano-platform.io/slice"] == index
+        config = cluster.get_json("configmap", f"{MODEL}-epp-s{index}", "-n", NAMESPACE)
+        assert config["data"]["config.yaml"] == bench.rendered.router_config(index)
+    route = cluster.get_json("httproute", f"{MODEL}-team-a", "-n", NAMESPACE)
+    assert route["spec"]["rules"][0]["backendRefs"][0]["name"] == MODEL
