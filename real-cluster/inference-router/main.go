@@ -331,31 +331,40 @@ func (c *client) forwardTo(ctx context.Context, stream extprocv3.ExternalProcess
 	return done
 }
 
-// waitReady polls the EPP's gRPC health service until it serves.
+// waitReady polls the EPP's gRPC health service until it serves. Each attempt dials anew, so a
+// connection refused before the EPP listens leaves no reconnect backoff behind.
 func waitReady(address string, timeout time.Duration) error {
-	connection, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return err
-	}
-	defer connection.Close()
-	health := healthpb.NewHealthClient(connection)
 	deadline := time.Now().Add(timeout)
 	last := "no answer"
 	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		response, err := health.Check(ctx, &healthpb.HealthCheckRequest{Service: extprocv3.ExternalProcessor_ServiceDesc.ServiceName})
-		cancel()
-		if err == nil && response.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+		status, err := checkHealth(address)
+		if err == nil && status == healthpb.HealthCheckResponse_SERVING {
 			return nil
 		}
 		if err != nil {
 			last = err.Error()
 		} else {
-			last = response.GetStatus().String()
+			last = status.String()
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("the EPP's health check at %s did not serve within %s (last: %s)", address, timeout, last)
+}
+
+// checkHealth asks the EPP's health service once, on a connection of its own.
+func checkHealth(address string) (healthpb.HealthCheckResponse_ServingStatus, error) {
+	connection, err := grpc.NewClient("passthrough:///"+address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return healthpb.HealthCheckResponse_UNKNOWN, err
+	}
+	defer connection.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	response, err := healthpb.NewHealthClient(connection).Check(ctx, &healthpb.HealthCheckRequest{Service: extprocv3.ExternalProcessor_ServiceDesc.ServiceName})
+	if err != nil {
+		return healthpb.HealthCheckResponse_UNKNOWN, err
+	}
+	return response.GetStatus(), nil
 }
 
 func main() {
