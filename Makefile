@@ -17,7 +17,7 @@ INSTALLED := $(VENV)/.installed
 export STACK CONFIG BASE FROM MARKDOWN KEEP TIERS SIZE VOLCANO LWS PULUMI PROMETHEUS_OPERATOR KEDA GATEWAY_API_REPOSITORY
 
 .PHONY: render check diff preflight import-topology test quick lint typecheck tools schema golden lock bench \
-	upstream upstream-generated clean volcano-session real-cluster e2e
+	upstream upstream-generated clean volcano-session tenant-isolation real-cluster e2e
 
 $(INSTALLED): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,7 +58,7 @@ import-topology: $(INSTALLED)
 lint: $(INSTALLED)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
-	@if command -v gofmt >/dev/null; then unformatted=$$(gofmt -l volcano-session real-cluster upstream/generate); \
+	@if command -v gofmt >/dev/null; then unformatted=$$(gofmt -l volcano-session tenant-isolation real-cluster upstream/generate); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt: $$unformatted"; exit 1; fi; fi
 
 typecheck: $(INSTALLED)
@@ -73,9 +73,16 @@ tools:
 volcano-session: $(INSTALLED)
 	$(PY) -m whatif.volcano.build
 
-## test: lint, type check, the Volcano engine (where Go is) and the whole test suite (two workers)
+## tenant-isolation: build the upstream NetworkPolicy and Pod Security engines the isolation tests
+##                   ask (tenant-isolation/; cached like volcano-session)
+tenant-isolation: $(INSTALLED)
+	$(PY) -m offline.isolation.engine
+
+## test: lint, type check, the Volcano engine and the isolation engines (where Go is) and the whole
+##       test suite (two workers)
 test: lint typecheck tools
 	$(PY) -m whatif.volcano.build --if-go
+	$(PY) -m offline.isolation.engine --if-go
 	$(PY) -m pytest -q -n 2 -m "not e2e"
 
 ## real-cluster: build the real cluster's and the real Pulumi's programs from their Go modules

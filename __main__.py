@@ -32,7 +32,11 @@ except config.ConfigError as error:
 for warning in spec.warnings:
     pulumi.log.warn(str(warning))
 
-platform = GpuPlatform("platform", spec)
+try:
+    # The tenant boundary is proven on every object the platform builds, before any is registered.
+    platform = GpuPlatform("platform", spec)
+except config.ConfigError as error:
+    raise pulumi.RunError(str(error)) from error
 
 pulumi.export("cluster", spec.cluster_name)
 pulumi.export("queues", platform.queues)

@@ -94,6 +94,7 @@ def register_generated(reg: Registration, opts: pulumi.ResourceOptions) -> pulum
             "kubernetes:scheduling.k8s.io/",
             "kubernetes:autoscaling/",
             "kubernetes:rbac.authorization.k8s.io/",
+            "kubernetes:networking.k8s.io/",
         )
     ):
         return _typed_class(token)(reg.name, **_kwargs(reg.inputs), opts=opts)

@@ -53,7 +53,7 @@ def write_stack_dir(size: Size, folder: Path) -> Path:
     in_stack["lws"] = {**in_stack.get("lws", {}), "install": True}
     volcano = in_stack.setdefault("volcano", {})
     volcano["scheduler"] = {**volcano.get("scheduler", {}), "eviction": "gang"}
-    in_stack["tenantPolicy"] = {"default": {"nonReclaimable": True}}
+    in_stack["tenantPolicy"] = {"default": {**in_stack["tenantPolicy"]["default"], "nonReclaimable": True}}
     in_stack["include"] = {
         "files": [f"clusters/{stack}/topology.yaml"],
         "tenants": [f"clusters/{stack}/tenants/*.yaml"],

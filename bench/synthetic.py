@@ -106,6 +106,8 @@ def synthetic_stack(size: Size) -> dict[str, Any]:
             "domains": domains,
         },
         "tenants": tenants,
+        # The multi-node models request RDMA: its IPC_LOCK needs `privileged`, and the device a quota.
+        "tenantPolicy": {"default": {"podSecurity": "privileged", "maxCapability": {"rdma/hca": 100_000}}},
         "modelDefaults": {
             "image": "vllm/vllm-openai:v0.33.0",
             "priorityClass": "p2-normal",

@@ -10,7 +10,9 @@ from components.inference.disaggregated import DisaggregatedModel
 from components.inference.model_objects import ModelDependencies
 from components.inference.multi_node import MultiNodeModel
 from components.inference.single_node import SingleNodeModel
-from components.kubernetes.provider import kubernetes_provider
+from components.isolation.component import TenantIsolation
+from components.kubernetes.ledger import recording
+from components.kubernetes.provider import BoundaryGate, kubernetes_provider
 from components.observability.component import Observability
 from components.scheduling.lws import LwsInstall
 from components.scheduling.priority import PriorityClasses
@@ -18,6 +20,7 @@ from components.scheduling.queues import TenantQueues
 from components.scheduling.topology import NetworkTopology
 from components.scheduling.volcano import VolcanoInstall, VolcanoPolicy
 from components.secrets import WorkloadSecrets
+from config.checks.tenancy.rendered import check_rendered_boundary
 from config.spec.gateway import wake_up_query
 from config.spec.platform import PlatformSpec
 from config.upstream.volcano import FLOOR_TIER_NAMES
@@ -30,9 +33,20 @@ class GpuPlatform(pulumi.ComponentResource):
 
     def __init__(self, name: str, spec: PlatformSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__("volcano-platform:platform:GpuPlatform", name, None, opts)
+        gate = BoundaryGate()
         provider = kubernetes_provider(
-            f"{name}-kubernetes", spec.config.cluster, spec.stack, pulumi.ResourceOptions(parent=self)
+            f"{name}-kubernetes", spec.config.cluster, spec.stack, pulumi.ResourceOptions(parent=self), gate
         )
+        with recording() as rendered:
+            self._build(name, spec, provider)
+        gate.judge(check_rendered_boundary(spec, rendered))
+        self.endpoints = {
+            m.name: f"http://{m.service_name}.{m.namespace}.svc:{m.api_port}" for m in spec.models.values()
+        }
+        self.queues = spec.queue_names
+        self.register_outputs({"endpoints": self.endpoints, "queues": self.queues})
+
+    def _build(self, name: str, spec: PlatformSpec, provider: pulumi.ProviderResource) -> None:
         child = pulumi.ResourceOptions(parent=self, providers=[provider])
 
         # What the Queues, HyperNodes and monitors wait for: the chart, or the policy of a Volcano
@@ -49,6 +63,7 @@ class GpuPlatform(pulumi.ComponentResource):
             NetworkTopology("topology", spec.topology, spec.config.topology, volcano, tier_names, child)
         lws = LwsInstall("lws", spec, child) if spec.lws_install else None
         secrets = WorkloadSecrets("secrets", spec, dict(tenants.namespaces), child)
+        TenantIsolation("isolation", spec, dict(tenants.namespaces), child)
         if spec.claims:
             WeightClaims("claims", spec, dict(tenants.namespaces), child)
 
@@ -71,9 +86,3 @@ class GpuPlatform(pulumi.ComponentResource):
             InferenceGateway("gateway", spec, spec.gateway, dict(tenants.namespaces), secrets.by_namespace, child)
         if spec.config.observability.enabled:
             Observability("observability", spec, volcano, dict(tenants.namespaces), child)
-
-        self.endpoints = {
-            m.name: f"http://{m.service_name}.{m.namespace}.svc:{m.api_port}" for m in spec.models.values()
-        }
-        self.queues = spec.queue_names
-        self.register_outputs({"endpoints": self.endpoints, "queues": self.queues})

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from config.checks import run_checks
 from config.checks.credentials import kubeconfig_credentials, kubeconfig_problem
-from config.checks.tenant_boundary import check_tenant_files
+from config.checks.tenancy.tenant_files import check_tenant_files
 from config.errors import ConfigError, Problem, errors_of, join_path, warnings_of
 from config.handover import handover_problems
 from config.model_defaults import apply_model_defaults, blame_model_defaults, relocate_inherited
@@ -133,6 +133,7 @@ def _load_merged(
         if places:
             problems.append(kubeconfig_problem(places))
     spec, found = resolve(config, stack, tenant_file_models)
+    spec = dataclasses.replace(spec, tenant_files=dict(tenant_files), tenant_file_text=dict(written))
     problems += found
     placements, found = plan_placements(spec.models.values(), spec.topology, spec.gpu_resource)
     spec = dataclasses.replace(spec, placements=placements)

@@ -16,6 +16,20 @@ SERVING_ROLE_LABEL = "volcano-platform.io/serving-role"
 MODEL_METRIC_LABEL = "model"
 """The label the model monitors put on every series scraped from a model; dashboards, alerts,
 autoscaler queries and their checks select models by it."""
+ROUTER_LABEL = "volcano-platform.io/router"
+"""On a model's router pods (the model's name): NetworkPolicies select routers by it, which admit
+the gateway and monitoring only."""
+RESERVED_PREFIXES = (
+    "volcano.sh/",
+    "scheduling.volcano.sh/",
+    "scheduling.k8s.io/",
+    "pod-security.kubernetes.io/",
+    "volcano-platform.io/",
+    "leaderworkerset.sigs.k8s.io/",
+)
+"""Label and annotation keys the scheduler, LWS, the API server or the platform act on (the queue a
+pod is judged in, its gang, whether it may be preempted, what its namespace admits): a tenant file
+never sets one; only the platform does, with the values it derives."""
 # Marks a workload whose stack config asked for seccomp Unconfined; the policy pack accepts it.
 ALLOW_UNCONFINED_ANNOTATION = "volcano-platform.io/allow-unconfined-seccomp"
 

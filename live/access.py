@@ -56,6 +56,7 @@ BUILTIN: dict[tuple[str, str], tuple[str, bool]] = {
     ("scheduling.k8s.io", "PriorityClass"): ("priorityclasses", False),
     ("autoscaling", "HorizontalPodAutoscaler"): ("horizontalpodautoscalers", True),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): ("customresourcedefinitions", False),
+    ("networking.k8s.io", "NetworkPolicy"): ("networkpolicies", True),
 }
 # What a kind's read awaiter lists in the object's namespace (pulumi-kubernetes provider/pkg/await).
 AWAITER_LISTS: dict[str, list[tuple[str, str]]] = {

@@ -192,10 +192,14 @@ def _close_event_loops(loop: asyncio.AbstractEventLoop, policy: _TrackingPolicy)
 
 
 def _config_error(exc: BaseException) -> ConfigError | None:
+    """The ConfigError an exception was raised from, if any. The SDK re-raises a failed
+    registration from the first failure it saw, which can make the chain a loop."""
     seen: BaseException | None = exc
-    while seen is not None:
+    visited: set[int] = set()
+    while seen is not None and id(seen) not in visited:
         if isinstance(seen, ConfigError):
             return seen
+        visited.add(id(seen))
         seen = seen.__cause__ or seen.__context__
     return None
 

@@ -25,6 +25,7 @@ from config.upstream.lws import LWS_DEFAULT_VERSION
 from config.upstream.vendored import (
     GATEWAY_API,
     GATEWAY_API_INFERENCE_EXTENSION,
+    ISTIO,
     KEDA,
     LWS,
     PROMETHEUS_OPERATOR,
@@ -60,10 +61,10 @@ def schema_dirs(spec: PlatformSpec) -> dict[str, Path | None]:
 
 
 def _external_schema_dirs() -> dict[str, Path | None]:
-    """prometheus-operator, KEDA, the inference extension and Gateway API: the stack renders their
+    """prometheus-operator, KEDA, the inference extension, Gateway API and Istio: the stack renders their
     objects but installs none of them, so it validates against the newest version vendored."""
     out: dict[str, Path | None] = {}
-    for project in (PROMETHEUS_OPERATOR, KEDA, GATEWAY_API_INFERENCE_EXTENSION, GATEWAY_API):
+    for project in (PROMETHEUS_OPERATOR, KEDA, GATEWAY_API_INFERENCE_EXTENSION, GATEWAY_API, ISTIO):
         newest = newest_vendored(project)
         if newest is not None:
             out[f"{project} {newest[0]}"] = newest[1]
@@ -81,7 +82,7 @@ def _crd_schemas_in(directory: Path) -> dict[tuple[str, str], dict[str, Any]]:
             for version in doc["spec"]["versions"]:
                 schema = version.get("schema", {}).get("openAPIV3Schema")
                 if schema:
-                    schemas[(f"{group}/{version['name']}", kind)] = _structural(schema)
+                    schemas[(f"{group}/{version['name']}", kind)] = _structural(_with_object_meta(schema))
     return schemas
 
 
@@ -110,6 +111,16 @@ def crd_schemas(directories: Iterable[Path]) -> dict[tuple[str, str], dict[str, 
     for directory in directories:
         out.update(_crd_schemas_in(directory))
     return out
+
+
+def _with_object_meta(schema: dict[str, Any]) -> dict[str, Any]:
+    """A custom object's `apiVersion`, `kind` and `metadata`, which the API server admits whether
+    or not the CRD's schema names them (kubebuilder's CRDs do, Istio's do not)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema
+    implicit = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}}
+    return {**schema, "properties": {**implicit, **properties}}
 
 
 def _structural(schema: Any) -> Any:

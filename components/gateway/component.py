@@ -9,6 +9,7 @@ import pulumi
 from components.gateway.router import (
     router_config_map,
     router_deployment,
+    router_destination_rule,
     router_pod_monitor,
     router_role,
     router_role_binding,
@@ -36,6 +37,7 @@ from components.kubernetes.resource import (
 from config.spec.gateway import GatewaySpec, router_slices
 from config.spec.images import router_image, router_pull_secret
 from config.spec.platform import PlatformSpec
+from config.upstream.inference_gateway import ISTIO_CLASSES
 
 
 class InferenceGateway(pulumi.ComponentResource):
@@ -59,7 +61,7 @@ class InferenceGateway(pulumi.ComponentResource):
             owners: dict[str, set[str]] = {}
             for served in gateway.models:
                 for consumer in gateway.consumers[served]:
-                    owners.setdefault(consumer.tenant, set()).add(spec.models[served].tenant)
+                    owners.setdefault(consumer.tenant, set()).add(spec.models[served].namespace)
             namespace = KubernetesResource(f"{name}-namespace", NAMESPACE, gateway_namespace(gateway), child)
             custom_resource(
                 f"{name}-gateway",
@@ -97,7 +99,10 @@ class InferenceGateway(pulumi.ComponentResource):
                 router_role_binding(model),
                 pulumi.ResourceOptions(parent=self, depends_on=[account, role]),
             )
-            KubernetesResource(f"{prefix}-router-service", SERVICE, router_service(model), opts_model)
+            tls = gateway.config.router.tls
+            KubernetesResource(f"{prefix}-router-service", SERVICE, router_service(model, tls), opts_model)
+            if tls and gateway.config.class_name in ISTIO_CLASSES:
+                custom_resource(f"{prefix}-router-tls", router_destination_rule(model), opts_model)
             if spec.config.observability.enabled:
                 custom_resource(
                     f"{prefix}-router-monitor", router_pod_monitor(model, spec.config.observability), opts_model

@@ -3,7 +3,7 @@ the spec's, `config.spec.gateway.router_name`, which the checks use too)."""
 
 from __future__ import annotations
 
-from config.platform_labels import MANAGED_BY, TENANT_LABEL
+from config.platform_labels import MANAGED_BY, ROUTER_LABEL, TENANT_LABEL
 from config.spec.gateway import router_name
 from config.spec.model import ModelSpec
 
@@ -31,6 +31,7 @@ def router_labels(model: ModelSpec) -> dict[str, str]:
         "app.kubernetes.io/instance": router_name(model.name),
         "app.kubernetes.io/component": "router",
         "app.kubernetes.io/part-of": model.name,
+        ROUTER_LABEL: model.name,
         TENANT_LABEL: model.tenant,
         **MANAGED_BY,
     }

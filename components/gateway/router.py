@@ -4,11 +4,10 @@ The router is llm-d's (`config.upstream.inference_gateway`). Its pod follows the
 Extension v1.4.0 chart (`config/charts/epplib/templates/_deployment.yaml`, `_rbac.yaml`,
 `_config.yaml`: ports, probes, one replica replaced with `Recreate`), and differs where the chart
 leaves a choice: flow control on, one band per priority of the model's consumers, tracing off, the
-metrics endpoint open to the cluster's Prometheus (no token review, so no ClusterRole), and plain
-HTTP/2 on the ext-proc port (`--secure-serving=false`, the Service's `appProtocol:
-kubernetes.io/h2c`): the chart's TLS is a self-signed certificate that each gateway implementation
-must be told to skip verifying (an Istio DestinationRule), and the end-to-end test runs these
-flags.
+metrics endpoint without token review (so no ClusterRole), reachable from the monitoring namespace
+only (`components.isolation.network_policies`). The ext-proc port serves TLS with the router's own
+certificate as the chart's does (`gateway.router.tls`), with the chart's DestinationRule on Istio;
+the end-to-end test calls it the way the gateways do, over TLS without verifying.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from config.spec.gateway import GatewaySpec, slice_router_name
 from config.spec.model import ModelSpec
 from config.upstream.inference_gateway import (
     DEFAULT_SCORERS,
+    DESTINATION_RULE_API_VERSION,
     FAIRNESS_POLICIES,
     FLOW_CONTROL_GATE,
     INFERENCE_OBJECTIVE_GROUP,
@@ -122,7 +122,7 @@ def router_role_binding(model: ModelSpec) -> dict[str, Any]:
     }
 
 
-def router_arguments(model: ModelSpec) -> list[str]:
+def router_arguments(model: ModelSpec, tls: bool = True) -> list[str]:
     """The router's command line (v1.4.0 `pkg/epp/server/options.go`)."""
     return [
         "--pool-name",
@@ -141,7 +141,7 @@ def router_arguments(model: ModelSpec) -> list[str]:
         str(ROUTER_HEALTH_PORT),
         "--metrics-port",
         str(ROUTER_METRICS_PORT),
-        "--secure-serving=false",
+        f"--secure-serving={'true' if tls else 'false'}",
         "--tracing=false",
         "--metrics-endpoint-auth=false",
     ]
@@ -168,7 +168,7 @@ def router_deployment(
                 "name": "epp",
                 "image": image,
                 "imagePullPolicy": "IfNotPresent",
-                "args": router_arguments(model),
+                "args": router_arguments(model, router.tls),
                 "ports": [
                     {"name": "grpc", "containerPort": ROUTER_GRPC_PORT},
                     {"name": "grpc-health", "containerPort": ROUTER_HEALTH_PORT},
@@ -207,8 +207,16 @@ def router_deployment(
     }
 
 
-def router_service(model: ModelSpec) -> dict[str, Any]:
+def router_service(model: ModelSpec, tls: bool = True) -> dict[str, Any]:
     """What the gateway calls (ext-proc on gRPC) and Prometheus scrapes."""
+    ext_proc: dict[str, Any] = {
+        "name": "grpc-ext-proc",
+        "port": ROUTER_GRPC_PORT,
+        "targetPort": "grpc",
+        "protocol": "TCP",
+    }
+    if not tls:
+        ext_proc["appProtocol"] = "kubernetes.io/h2c"
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -217,15 +225,24 @@ def router_service(model: ModelSpec) -> dict[str, Any]:
             "type": "ClusterIP",
             "selector": router_selector(model),
             "ports": [
-                {
-                    "name": "grpc-ext-proc",
-                    "port": ROUTER_GRPC_PORT,
-                    "targetPort": "grpc",
-                    "protocol": "TCP",
-                    "appProtocol": "kubernetes.io/h2c",
-                },
+                ext_proc,
                 {"name": "http-metrics", "port": ROUTER_METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"},
             ],
+        },
+    }
+
+
+def router_destination_rule(model: ModelSpec) -> dict[str, Any]:
+    """Istio's rule for the router's Service: originate TLS, without verifying the router's own
+    certificate (the Inference Extension chart's `istio` provider)."""
+    name = router_name(model.name)
+    return {
+        "apiVersion": DESTINATION_RULE_API_VERSION,
+        "kind": "DestinationRule",
+        "metadata": _metadata(model),
+        "spec": {
+            "host": f"{name}.{model.namespace}.svc.cluster.local",
+            "trafficPolicy": {"tls": {"mode": "SIMPLE", "insecureSkipVerify": True}},
         },
     }
 

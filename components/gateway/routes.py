@@ -16,7 +16,7 @@ from typing import Any
 from components.gateway.names import listener_names, objective_name, route_name, router_name
 from components.inference.metadata import object_metadata
 from components.observability.monitors import server_selector
-from config.platform_labels import MANAGED_BY, TENANT_LABEL
+from config.platform_labels import MANAGED_BY
 from config.spec.gateway import GENERATION_SECONDS, Consumer, GatewaySpec
 from config.spec.model import ModelSpec
 from config.upstream.inference_gateway import (
@@ -30,6 +30,7 @@ from config.upstream.inference_gateway import (
     OBJECTIVE_HEADER,
     ROUTER_GRPC_PORT,
 )
+from config.upstream.kubernetes import NAMESPACE_NAME_LABEL
 
 
 def inference_pool(gateway: GatewaySpec, model: ModelSpec) -> dict[str, Any]:
@@ -109,13 +110,15 @@ def _tenant_headers(gateway: GatewaySpec, model: ModelSpec, consumer: Consumer) 
 
 def shared_gateway(gateway: GatewaySpec, owners: dict[str, set[str]]) -> dict[str, Any]:
     """The Gateway: per consuming tenant and hostname an HTTP listener that takes routes only from
-    the namespaces of the tenants whose models that tenant consumes (`owners`: consumer -> them)."""
+    the namespaces of the models that tenant consumes (`owners`: consumer -> those namespaces),
+    selected by `kubernetes.io/metadata.name`, which the API server sets to each namespace's name
+    (a label anyone who may edit a namespace could set would let any namespace's routes in)."""
     shared = gateway.config.gateway
     listeners = []
     for tenant in sorted(owners):
         hostnames = gateway.hostnames[tenant]
         for listener, hostname in zip(listener_names(tenant, hostnames), hostnames, strict=True):
-            selector = {"key": TENANT_LABEL, "operator": "In", "values": sorted(owners[tenant])}
+            selector = {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(owners[tenant])}
             listeners.append(
                 {
                     "name": listener,

@@ -40,6 +40,8 @@ from typing import Any
 import pulumi
 from pulumi_kubernetes import _utilities as pulumi_kubernetes_utilities  # what every generated class uses
 
+from components.kubernetes.ledger import record
+
 
 @dataclass(frozen=True)
 class KubernetesType:
@@ -130,6 +132,9 @@ ROLE_BINDING = _built_in(
         "kubernetes:rbac.authorization.k8s.io/v1beta1:RoleBinding",
     ),
 )
+NETWORK_POLICY = _built_in(
+    "networking.k8s.io/v1", "NetworkPolicy", aliases=("kubernetes:extensions/v1beta1:NetworkPolicy",)
+)
 HELM_RELEASE = KubernetesType("kubernetes:helm.sh/v3:Release", {"compat": "true"})
 """A Helm release the provider installs with Helm's own library (hooks included)."""
 
@@ -150,6 +155,7 @@ class KubernetesResource(pulumi.CustomResource):
             if given != value:
                 raise ValueError(f"{kubernetes_type.token} {name!r}: {key} is {value!r}, not {given!r}")
         props: dict[str, Any] = {**inputs, **kubernetes_type.fixed_inputs}
+        record(props)
         for key in kubernetes_type.secret_inputs:
             if props.get(key) is not None:
                 props[key] = pulumi.Output.secret(props[key])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -11,7 +12,8 @@ from components.kubernetes.resource import NAMESPACE, KubernetesResource, custom
 from config.platform_labels import MANAGED_BY, TENANT_LABEL
 from config.sections.tenants import DefaultQueuePatch
 from config.spec.platform import PlatformSpec, TenantSpec
-from config.upstream.kubernetes import PATCH_FORCE_ANNOTATION, WAIT_FOR_ANNOTATION
+from config.spec.tenancy.grants import device_ceilings, grant_of
+from config.upstream.kubernetes import PATCH_FORCE_ANNOTATION, PSA_LABEL_PREFIX, PSA_MODES, WAIT_FOR_ANNOTATION
 from config.upstream.volcano import FLOOR_DEQUEUE_STRATEGY, QUEUE_API_VERSION
 
 # `pulumi up` waits until the controller has opened the queue; PodGroups in a queue that is not
@@ -19,15 +21,22 @@ from config.upstream.volcano import FLOOR_DEQUEUE_STRATEGY, QUEUE_API_VERSION
 QUEUE_OPEN = "jsonpath={.status.state}=Open"
 
 
-def queue_manifest(tenant: TenantSpec, volcano_version: tuple[int, ...] = FLOOR_DEQUEUE_STRATEGY) -> dict[str, Any]:
+def queue_manifest(
+    tenant: TenantSpec,
+    volcano_version: tuple[int, ...] = FLOOR_DEQUEUE_STRATEGY,
+    devices: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The tenant's Queue, with only the fields the installed Volcano's Queue CRD has: a 1.13 API
-    server prunes or refuses `dequeueStrategy` (the stack refuses setting it there)."""
+    server prunes or refuses `dequeueStrategy` (the stack refuses setting it there). `devices`:
+    the capability of each device its tenant file's models request, at the tenant's ceiling
+    (`config.spec.tenancy.grants.device_ceilings`), so Volcano counts them as it counts the accelerator."""
     queue = tenant.config.queue
     spec: dict[str, Any] = {"weight": queue.weight, "reclaimable": queue.reclaimable, "priority": queue.priority}
     if volcano_version >= FLOOR_DEQUEUE_STRATEGY:
         spec["dequeueStrategy"] = queue.dequeue_strategy
-    if queue.capability:
-        spec["capability"] = dict(queue.capability)
+    capability = {**(devices or {}), **queue.capability}
+    if capability:
+        spec["capability"] = capability
     if queue.deserved:
         spec["deserved"] = dict(queue.deserved)
     if queue.guarantee:
@@ -48,6 +57,14 @@ def queue_manifest(tenant: TenantSpec, volcano_version: tuple[int, ...] = FLOOR_
         },
         "spec": spec,
     }
+
+
+def namespace_labels(spec: PlatformSpec, tenant: TenantSpec) -> dict[str, str]:
+    """The tenant's own labels, its name, and the Pod Security level of its grant in every mode:
+    the API server refuses (`enforce`), records (`audit`) and warns of (`warn`) pods beyond it."""
+    level = grant_of(spec, tenant.name).pod_security
+    security = {f"{PSA_LABEL_PREFIX}{mode}": level for mode in PSA_MODES}
+    return {**tenant.config.labels, **security, TENANT_LABEL: tenant.name, **MANAGED_BY}
 
 
 def default_queue_patch(patch: DefaultQueuePatch) -> dict[str, Any]:
@@ -89,7 +106,7 @@ class TenantQueues(pulumi.ComponentResource):
                         {
                             "metadata": {
                                 "name": namespace,
-                                "labels": {**tenant.config.labels, TENANT_LABEL: tenant.name, **MANAGED_BY},
+                                "labels": namespace_labels(spec, tenant),
                             }
                         },
                     ),
@@ -100,7 +117,8 @@ class TenantQueues(pulumi.ComponentResource):
                     ),
                 )
             manifest = adoptable(
-                "queue" in tenant.config.adopt, queue_manifest(tenant, spec.config.volcano.version_tuple)
+                "queue" in tenant.config.adopt,
+                queue_manifest(tenant, spec.config.volcano.version_tuple, device_ceilings(spec, tenant.name)),
             )
             depends: list[pulumi.Resource] = [volcano]
             if tenant.parent:

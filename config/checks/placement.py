@@ -148,18 +148,18 @@ def check_disaggregation(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             ]
         return []
     problems = _whole_model_keys(model, path)
-    problems.append(
-        Problem(
-            join_path(path, "roles", "decode"),
-            "decode's routing sidecar sends a request's prefill to whatever address its `x-prefiller-host-port` "
-            "header names, from the router or from any caller that reaches a decode pod: the pinned sidecar's "
-            "check of that address against the pool (llm-d-inference-scheduler v0.7.1 `--enable-ssrf-protection`) "
-            "refuses every prefill with a v1 InferencePool, so the platform leaves it off",
-            "let only the gateway reach the model's decode pods (a NetworkPolicy on the namespace's ingress), "
-            "and drop the header at the clients' edge",
-            severity="warning",
+    if not spec.config.network_policies.enabled:
+        problems.append(
+            Problem(
+                join_path(path, "roles", "decode"),
+                "decode's routing sidecar sends a request's prefill to whatever address its `x-prefiller-host-port` "
+                "header names, and any client can send that header through the gateway (the router never removes "
+                "it); only the egress NetworkPolicy the platform renders for decode keeps that address to the "
+                "slice's prefill pods, and `networkPolicies.enabled` is off",
+                "turn `networkPolicies.enabled` back on (the cluster's network plugin must enforce NetworkPolicies)",
+                severity="error" if cfg.gateway.enabled else "warning",
+            )
         )
-    )
     if not cfg.gateway.enabled:
         problems.append(
             Problem(

@@ -12,7 +12,8 @@ from config.platform_labels import ALLOW_UNCONFINED_ANNOTATION, platform_label_k
 from config.sections.models import ModelConfig
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
-from config.upstream.kubernetes import MULTUS_ANNOTATION
+from config.spec.tenancy.grants import grant_of
+from config.upstream.kubernetes import MULTUS_ANNOTATION, PSA_LABEL_PREFIX
 from config.upstream.volcano import GROUP_NAME_ANNOTATION, PREEMPTABLE_ANNOTATION, QUEUE_ANNOTATION
 
 # What RDMA and pinned memory need; other added capabilities are warned about or refused.
@@ -55,7 +56,6 @@ BASELINE_CAPABILITIES = frozenset(
         "SYS_CHROOT",
     }
 )
-PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 ANNOTATIONS_MAX_BYTES = 256 * 1024  # total size of an object's annotations (keys and values)
 LWS_LABEL_PREFIX = "leaderworkerset.sigs.k8s.io/"
 PLATFORM_POD_ANNOTATIONS = (
@@ -177,45 +177,94 @@ def _annotation_fix(key: str) -> str:
 
 def needs_privileged(cfg: ModelConfig, capabilities: tuple[str, ...]) -> list[str]:
     """What in a model's pods the Pod Security `baseline` level refuses."""
-    reasons = [f"capability {c}" for c in capabilities if c not in BASELINE_CAPABILITIES]
+    return [reason for _, reason in _beyond_baseline("", cfg, capabilities)]
+
+
+def _beyond_baseline(path: str, cfg: ModelConfig, capabilities: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(key, reason) for what in a model's pods the `baseline` level refuses, at the key asking for it."""
+    found: list[tuple[str, str]] = []
+    explicit = cfg.capabilities is not None
+    for index, capability in enumerate(capabilities):
+        if capability in BASELINE_CAPABILITIES:
+            continue
+        if explicit:
+            found.append((join_path(path, "capabilities", index), f"capability {capability}"))
+        else:
+            device = next((d for d in cfg.resources.devices if "rdma" in d.lower()), "")
+            found.append((join_path(path, "resources", "devices", device), f"capability {capability} (for RDMA)"))
     if cfg.seccomp_profile == "Unconfined":
-        reasons.append("seccomp Unconfined")
-    if cfg.source.host_path is not None or any(v.host_path for v in cfg.volumes.values()):
-        reasons.append("hostPath volumes")
-    return reasons
+        found.append((join_path(path, "seccompProfile"), "seccomp Unconfined"))
+    if cfg.source.host_path is not None:
+        found.append((join_path(path, "source", "hostPath"), "a hostPath volume"))
+    for name, volume in cfg.volumes.items():
+        if volume.host_path is not None:
+            found.append((join_path(path, "volumes", name, "hostPath"), "a hostPath volume"))
+    return found
 
 
 def _namespace_security(spec: PlatformSpec) -> list[Problem]:
+    """Every tenant's namespaces enforce its Pod Security level (`tenantPolicy...podSecurity`,
+    labels the platform sets): a model whose pods the level refuses would never start, so it is
+    refused here with the grant that admits it. The level is not a label to write."""
     problems: list[Problem] = []
     for tenant in spec.tenants.values():
-        level = tenant.config.labels.get(PSA_ENFORCE)
-        path = join_path("tenants", tenant.name, "labels", PSA_ENFORCE)
-        if level == "privileged":
+        for key in tenant.config.labels:
+            if key.startswith(PSA_LABEL_PREFIX):
+                problems.append(
+                    Problem(
+                        join_path("tenants", tenant.name, "labels", key),
+                        "the platform labels every tenant namespace with the Pod Security level of its grant",
+                        f"remove the label; the level is `tenantPolicy.tenants.{tenant.name}.podSecurity` in the "
+                        "stack file (default `baseline`)",
+                        got=tenant.config.labels[key],
+                    )
+                )
+    needed: dict[str, bool] = {}
+    for model in spec.models.values():
+        grant = grant_of(spec, model.tenant)
+        level = grant.pod_security
+        in_file = spec.file_of_model(model.name) is not None
+        fix = (
+            f"remove it, or have the platform team set {grant.key('podSecurity', 'privileged')}"
+            if in_file
+            else f"remove it, or set `tenantPolicy.tenants.{model.tenant}.podSecurity: privileged` knowingly"
+        )
+        for view in (model, *model.role_views):
+            path = join_path("models", model.name, *(("roles", view.serving_role) if view.serving_role else ()))
+            reasons = _beyond_baseline(path, view.config, view.config.effective_capabilities)
+            if reasons:
+                needed[model.tenant] = True
+            if level == "privileged":
+                continue
+            for key, reason in reasons:
+                problems.append(
+                    Problem(
+                        key,
+                        f"tenant `{model.tenant}`'s namespaces enforce the `{level}` Pod Security level, which refuses "
+                        f"the pods' {reason}: the API server would not create them",
+                        fix,
+                    )
+                )
+            if level == "restricted" and not reasons and view is model:
+                problems.append(
+                    Problem(
+                        join_path("models", model.name),
+                        f"tenant `{model.tenant}`'s namespaces enforce the `restricted` Pod Security level, which "
+                        "refuses containers that run as root, as vLLM images do",
+                        f"have the tenant's level be `baseline` ({grant.key('podSecurity')})",
+                    )
+                )
+    for name, tenant in spec.tenants.items():
+        grant = grant_of(spec, name)
+        if grant.pod_security == "privileged" and not needed.get(name) and tenant.namespaces:
             problems.append(
                 Problem(
-                    path,
-                    "the tenant's namespaces admit privileged pods (host namespaces, any capability, any host path)",
-                    "use `baseline` unless the tenant's models need more (the check says what they need)",
-                    got=level,
+                    f"tenantPolicy.tenants.{name}.podSecurity",
+                    f"tenant `{name}`'s namespaces admit privileged pods (host namespaces, any capability, any host "
+                    "path), and none of its models needs it",
+                    "grant `baseline` (the default) unless something else in those namespaces needs more",
+                    got="privileged",
                     severity="warning",
                 )
             )
-            continue
-        if level not in ("baseline", "restricted"):
-            continue
-        for model in spec.models.values():
-            if model.tenant != tenant.name:
-                continue
-            reasons = needs_privileged(model.config, model.config.effective_capabilities)
-            if level == "restricted":
-                reasons.append("running as root (vLLM images do), which `restricted` refuses")
-            if reasons:
-                problems.append(
-                    Problem(
-                        path,
-                        f"Pod Security `{level}` would reject the pods of model `{model.name}` ({'; '.join(reasons)})",
-                        "remove what the model does not need, or label the namespace `privileged` knowingly",
-                        got=level,
-                    )
-                )
     return problems

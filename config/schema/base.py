@@ -150,6 +150,7 @@ PATTERN_WORDS: dict[str, tuple[str, str]] = {
     ),
     r"^v?\d+\.\d+(\.\d+)?$": ("must be a vLLM version", 'write it as `"0.11.0"`, quoted'),
     r"^\d+(s|m|h)$": ("must be a duration", "write it as `30s`, `10m` or `1h`"),
+    r"^[^:/\s]+:/\S*$": ("must be an NFS export", "write it as `<server>:<path>`, e.g. `nfs.lab.example:/exports`"),
 }
 _UNKNOWN_PATTERN = ("does not have the form this key takes", "see the key in docs/configuration.md")
 

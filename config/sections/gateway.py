@@ -74,6 +74,14 @@ class RouterConfig(ConfigModel):
     `FailOpen` sends it to any replica, past the queue and the priorities."""
     flow_control: FlowControlConfig = FlowControlConfig()
     """Priority bands and the queue that holds requests."""
+    tls: bool = True
+    """The router takes the gateway's ext-proc calls over TLS, with the certificate it makes
+    itself at start (the Inference Extension's default, `--secure-serving`). Envoy AI Gateway,
+    kgateway and agentgateway connect with TLS and do not verify it (the Inference Extension gives
+    them no CA to verify with); with `className: istio` the stack adds the DestinationRule that
+    makes Istio originate TLS to the router, as the extension's chart does. `false`: plain HTTP/2
+    (`appProtocol: kubernetes.io/h2c`), for a mesh that encrypts on its own. Either way only the
+    gateway's namespace reaches the port (`networkPolicies`)."""
 
 
 class GatewayConfig(ConfigModel):

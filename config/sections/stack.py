@@ -11,12 +11,13 @@ from config.schema.base import ConfigModel
 from config.schema.names import DnsLabel, ModelName, PriorityClassName, SecretName, TenantName
 from config.sections.cluster import ClusterConfig, RegistryCredential
 from config.sections.gateway import GatewayConfig
+from config.sections.isolation.network_policies import NetworkPoliciesConfig
+from config.sections.isolation.tenant_policy import TenantPolicyConfig
 from config.sections.lws import LwsConfig
 from config.sections.models import ModelConfig
 from config.sections.observability import ObservabilityConfig
 from config.sections.pools import PoolConfig
 from config.sections.priority import PriorityClassConfig
-from config.sections.tenant_policy import TenantPolicyConfig
 from config.sections.tenants import DefaultQueuePatch, TenantConfig
 from config.sections.topology import TopologyConfig
 from config.sections.volcano import VolcanoConfig
@@ -81,6 +82,10 @@ class StackConfig(ConfigModel):
     """Served models keyed by workload name."""
     observability: ObservabilityConfig = ObservabilityConfig()
     """Metrics, alerts and a dashboard (needs prometheus-operator on the cluster)."""
+    network_policies: NetworkPoliciesConfig = NetworkPoliciesConfig()
+    """NetworkPolicies in every tenant namespace: traffic from the tenant's own namespaces, the
+    gateway and monitoring only; decode pods of a model with prefill and decode apart reach only
+    their slice's prefill pods. On by default."""
     gateway: GatewayConfig | None = None
     """The shared inference gateway: models with `gateway.enabled` get an InferencePool, an
     endpoint picker and a route per consuming tenant, with the tenants' requests ordered by their

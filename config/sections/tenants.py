@@ -10,6 +10,7 @@ from config.schema.base import ConfigModel
 from config.schema.names import DnsLabel, DnsSubdomain, LabelKey, LabelValue, ResourceName
 from config.schema.quantity import Quantity
 from config.sections.gateway import TenantGatewayConfig
+from config.sections.isolation.network_policies import TenantAllowFrom
 from config.upstream.volcano import QUEUE_WEIGHT_MAX
 
 ResourceList = dict[ResourceName, Quantity]
@@ -72,6 +73,9 @@ class TenantConfig(ConfigModel):
     instead of creating: `namespaces`, `queue`. `pulumi up` imports them, then updates in place
     the fields that differ from what the stack sets (`preflight` lists them); nothing is
     recreated. `namespaces` is refused for a tenant without namespaces."""
+    allow_from: TenantAllowFrom = TenantAllowFrom()
+    """Who else may connect to the tenant's pods (`networkPolicies`): by default only its own
+    namespaces, the gateway (to serving ports) and monitoring (to metrics ports)."""
     gateway: TenantGatewayConfig = TenantGatewayConfig()
     """How the tenant reaches the models it consumes through the inference gateway."""
     retain_namespaces: bool = True

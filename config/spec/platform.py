@@ -5,8 +5,10 @@ resource names or topology tiers, so every component agrees on them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from config.errors import Problem
 from config.sections.model_source import ClaimTemplate
@@ -92,6 +94,18 @@ class PlatformSpec:
     warnings: tuple[Problem, ...] = ()
     tenant_file_models: frozenset[str] = frozenset()
     """Models written in tenant files (`include.tenants`): they never decide a cluster-wide setting."""
+    tenant_files: Mapping[str, str] = field(default_factory=dict)
+    """Tenant -> the tenant file (`include.tenants`) it is written in; the platform's tenants are
+    absent. What a tenant file produces is held to `tenantPolicy` on the rendered objects
+    (`config.checks.tenancy.rendered`)."""
+    tenant_file_text: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Tenant file -> its sections as written, so a refusal names the key that produced a value."""
+
+    def file_of_model(self, model: str) -> str | None:
+        """The tenant file a model is written in, or None for the platform's models."""
+        if model not in self.tenant_file_models or model not in self.models:
+            return None
+        return self.tenant_files.get(self.models[model].tenant)
 
     @property
     def gpu_resource(self) -> str:

@@ -120,13 +120,13 @@ def _selector_problems(
 
 def _tolerates(model: ModelConfig, pool: Pool) -> bool:
     return all(
-        any(_toleration_matches(t.model_dump(by_alias=True, exclude_none=True), taint) for t in model.tolerations)
+        any(toleration_matches(t.model_dump(by_alias=True, exclude_none=True), taint) for t in model.tolerations)
         for taint in pool.taints
         if taint["effect"] in ("NoSchedule", "NoExecute")
     )
 
 
-def _toleration_matches(toleration: dict[str, object], taint: dict[str, str]) -> bool:
+def toleration_matches(toleration: dict[str, object], taint: dict[str, str]) -> bool:
     """`Toleration.ToleratesTaint` of `k8s.io/api/core/v1/toleration.go`."""
     if toleration.get("effect") and toleration["effect"] != taint["effect"]:
         return False
@@ -146,7 +146,7 @@ def _toleration_problems(base: str, model: ModelConfig, pools: dict[str, Pool]) 
         key = raw.get("key") or ""
         if not key or key.startswith(SYSTEM_TAINT_PREFIXES):
             continue
-        if not any(_toleration_matches(raw, taint) for taint in taints):
+        if not any(toleration_matches(raw, taint) for taint in taints):
             problems.append(
                 Problem(
                     join_path(base, "tolerations", index),
@@ -192,4 +192,4 @@ def _covers(toleration: dict[str, object], wanted: dict[str, object]) -> bool:
     taint = {"key": str(wanted["key"]), "effect": str(wanted["effect"])}
     if "value" in wanted:
         taint["value"] = str(wanted["value"])
-    return _toleration_matches(toleration, taint)
+    return toleration_matches(toleration, taint)

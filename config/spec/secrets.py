@@ -40,3 +40,10 @@ def registries_needed(spec: PlatformSpec) -> dict[str, set[str]]:
         for name in spec.gateway.models:
             needed.setdefault(spec.models[name].namespace, set()).add(router)
     return needed
+
+
+def platform_pull_secrets(spec: PlatformSpec) -> frozenset[str]:
+    """Logins the platform pulls its own images in tenants' namespaces with (the routers' and the
+    routing sidecars', from the mirror): a tenant's pods may pull with them, never read them."""
+    pull = spec.config.cluster.mirror.pull_secret
+    return frozenset({pull}) if pull is not None else frozenset()

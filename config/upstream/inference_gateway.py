@@ -109,3 +109,10 @@ ROUTER_ROLE_LABEL: Final = "llm-d.ai/role"
 VLLM_KV_CONNECTORS: Final = {"nixl": "NixlConnector"}
 NIXL_SIDE_CHANNEL_HOST_ENV: Final = "VLLM_NIXL_SIDE_CHANNEL_HOST"
 NIXL_SIDE_CHANNEL_PORT_ENV: Final = "VLLM_NIXL_SIDE_CHANNEL_PORT"
+
+# The Inference Extension chart's `istio` provider (v1.4.0 config/charts/inferencepool/templates/
+# istio.yaml): a DestinationRule on the router's Service host that originates TLS and skips
+# verifying the router's self-made certificate. Istio wires the ext-proc call to that Service's
+# cluster and takes its TLS from the rule (istio 1.30 pilot/pkg/networking/core/route/route.go).
+ISTIO_CLASSES: Final = frozenset({"istio"})
+DESTINATION_RULE_API_VERSION: Final = "networking.istio.io/v1"

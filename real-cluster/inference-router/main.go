@@ -31,6 +31,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -46,6 +47,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extprocv3 "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/grpclog"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -368,7 +370,9 @@ func checkHealth(address string) (healthpb.HealthCheckResponse_ServingStatus, er
 }
 
 func main() {
-	eppAddress := flag.String("epp", "127.0.0.1:9002", "the EPP's ext-proc gRPC address (plaintext)")
+	eppAddress := flag.String("epp", "127.0.0.1:9002", "the EPP's ext-proc gRPC address")
+	useTLS := flag.Bool("tls", false, "call ext-proc over TLS without verifying the EPP's certificate, "+
+		"as Envoy AI Gateway, kgateway and agentgateway do with the certificate the EPP makes itself")
 	healthAddress := flag.String("health", "127.0.0.1:9003", "the EPP's gRPC health address")
 	readyTimeout := flag.Duration("ready-timeout", 60*time.Second, "how long to wait for the EPP to serve")
 	forward := flag.Bool("forward", false, "send each request on to the endpoint the EPP picked")
@@ -387,7 +391,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
-	connection, err := grpc.NewClient(*eppAddress, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	transport := insecure.NewCredentials()
+	if *useTLS {
+		// The EPP's own certificate names no host and no CA signs it: nothing to verify against.
+		transport = credentials.NewTLS(&tls.Config{InsecureSkipVerify: true}) //nolint:gosec // as the gateways do
+	}
+	connection, err := grpc.NewClient(*eppAddress, grpc.WithTransportCredentials(transport))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

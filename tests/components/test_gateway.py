@@ -123,7 +123,9 @@ def test_every_route_reference_resolves(committed_render: Any) -> None:
         for parent in route["spec"]["parentRefs"]:
             listener = listeners[parent["sectionName"]]
             (allowed,) = listener["allowedRoutes"]["namespaces"]["selector"]["matchExpressions"]
-            assert allowed["key"] == "volcano-platform.io/tenant" and tenant_of[namespace] in allowed["values"]
+            # The API server's own label of each namespace, which nobody can set to another's name.
+            assert allowed["key"] == "kubernetes.io/metadata.name" and namespace in allowed["values"]
+            assert {tenant_of[ns] for ns in allowed["values"]} <= set(render.spec.tenants)
             assert listener["hostname"] in route["spec"]["hostnames"]
         (rule,) = route["spec"]["rules"]
         (backend,) = rule["backendRefs"]

@@ -292,8 +292,24 @@ def _every_section() -> dict[str, Any]:
             "maxGuarantee": {"mars-tech.com/gpu": 64},
             "podSecurity": "baseline",
         },
-        "tenants": {"tenanta": {"maxQueuePriority": 2, "secrets": ["hf-token"], "networks": ["a01/rdma"]}},
+        "tenants": {
+            "tenanta": {
+                "maxQueuePriority": 2,
+                "secrets": ["hf-token"],
+                "networks": ["a01/rdma"],
+                "podSecurity": "privileged",
+                "pools": ["seed"],
+                "nfs": ["nfs.example.com:/exports/models"],
+                "byType": {"h800": {"maxCapability": {"mars-tech.com/gpu": 512}}},
+            }
+        },
     }
+    raw["networkPolicies"] = {
+        "dnsNamespace": "kube-system",
+        "hubEgressCidrs": ["10.20.0.0/24"],
+        "hubEgressPorts": [443],
+    }
+    raw["tenants"]["tenanta"]["allowFrom"] = {"namespaces": ["apps"], "cidrs": ["10.0.0.0/8"]}
     raw["observability"] = {
         "enabled": True,
         "alerts": {"requestsWaiting": 20, "labels": {"team": "gpu"}},

@@ -147,12 +147,6 @@ CASES: list[tuple[str, Edit, str, dict[str, Any]]] = [
         "tenants.search.queue.deserved[nvidia.com/gpu]",
         {"maxDeserved": {"nvidia.com/gpu": 128}},
     ),
-    (
-        "a privileged namespace",
-        _pod_security,
-        "tenants.search.labels[pod-security.kubernetes.io/enforce]",
-        _privileged(),
-    ),
     ("a foreign namespace", _tenant(namespaces=["argocd"]), "tenants.search.namespaces[0]", {"namespaces": ["argocd"]}),
     (
         "adopting a foreign namespace",
@@ -217,12 +211,6 @@ CASES: list[tuple[str, Edit, str, dict[str, Any]]] = [
     ),
     ("IPC_LOCK", _set(_model, capabilities=["IPC_LOCK"]), "models.bge-reranker.capabilities[0]", _privileged()),
     ("SYS_NICE", _set(_model, capabilities=["SYS_NICE"]), "models.bge-reranker.capabilities[0]", _privileged()),
-    (
-        "a restricted tenant adding a baseline capability",
-        _set(_model, capabilities=["CHOWN"]),
-        "models.bge-reranker.capabilities[0]",
-        {"podSecurity": "baseline"},
-    ),
 ]
 
 
@@ -234,9 +222,8 @@ def _problems(error: ConfigError) -> list[tuple[str | None, str]]:
 def test_a_tenant_file_cannot_reach_past_its_tenant(
     tmp_path: Path, name: str, edit: Edit, key: str, grant: dict[str, Any]
 ) -> None:
-    restricted = name.startswith("a restricted tenant")
     with pytest.raises(ConfigError) as refused:
-        _load(tmp_path, edit, {"podSecurity": "restricted"} if restricted else None)
+        _load(tmp_path, edit)
     assert _problems(refused.value) == [(TENANT_FILE, key)], refused.value
     problem = refused.value.problems[0]
     assert "tenantPolicy.tenants.search." in problem.fix, "the fix names the grant"
@@ -269,11 +256,31 @@ def test_a_tenant_file_puts_its_queue_under_another_teams_only_with_a_grant(tmp_
         raw["tenants"] = {
             "org": {
                 "namespaces": [],
-                "queue": {"capability": {"nvidia.com/gpu": 256}, "deserved": {"nvidia.com/gpu": 192}},
+                "queue": {"capability": {"nvidia.com/gpu": 256}, "deserved": {"nvidia.com/gpu": 128}},
             }
         }
 
     assert _load(tmp_path, under_platform_queue, platform=org).tenants["search"].parent == "org"
+
+
+def test_a_restricted_tenant_runs_no_model(tmp_path: Path) -> None:
+    """vLLM images run as root, which `restricted` refuses: every model of the tenant is refused,
+    at its entry, with the level that admits it."""
+    with pytest.raises(ConfigError) as refused:
+        _load(tmp_path, lambda data: None, {"podSecurity": "restricted"})
+    refused_models = {p.path for p in refused.value.problems}
+    assert {"models.bge-reranker", "models.qwen3-30b"} <= refused_models
+    assert all("restricted" in p.message and "podSecurity" in p.fix for p in refused.value.problems)
+
+
+def test_a_pod_security_label_is_refused_whatever_the_grant(tmp_path: Path) -> None:
+    """The level a tenant's namespaces enforce is its grant, labelled by the platform: a tenant
+    file's own label is refused, the grant itself changes the level."""
+    for grant in (None, _privileged()):
+        with pytest.raises(ConfigError) as refused:
+            _load(tmp_path, _pod_security, grant)
+        assert _problems(refused.value) == [(TENANT_FILE, "tenants.search.labels[pod-security.kubernetes.io/enforce]")]
+        assert "tenantPolicy.tenants.search.podSecurity" in refused.value.problems[0].fix
 
 
 def test_the_cases_cover_the_tenant_boundary() -> None:

@@ -80,12 +80,20 @@ class Gateway:
     """The project's ext-proc client (`real-cluster/inference-router/main.go`) in front of the
     router: a request a JSON line in, its events JSON lines out."""
 
-    def __init__(self, program: Path, grpc_port: int, health_port: int, log: Path) -> None:
+    def __init__(self, program: Path, grpc_port: int, health_port: int, log: Path, arguments: list[str]) -> None:
+        """`arguments`: the router's command line, whose `--secure-serving` says whether ext-proc is
+        called over TLS (without verifying the router's own certificate, as the gateways do)."""
         self._log_path = log
         self._log = open(log, "w")  # noqa: SIM115 - open for the client's life
         EXTRA_LOGS.append(log)
         self.popen = subprocess.Popen(
-            [str(program), f"-epp=127.0.0.1:{grpc_port}", f"-health=127.0.0.1:{health_port}", "-ready-timeout=90s"],
+            [
+                str(program),
+                f"-epp=127.0.0.1:{grpc_port}",
+                f"-health=127.0.0.1:{health_port}",
+                "-ready-timeout=90s",
+                f"-tls={'true' if '--secure-serving=true' in arguments else 'false'}",
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

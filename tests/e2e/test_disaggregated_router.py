@@ -25,9 +25,11 @@ What the tests show:
 3. Why the platform leaves the sidecar's SSRF protection off: with it on and a v1 InferencePool,
    the pinned sidecar refuses even the pool's own prefill pod (it parses the pool's selector as a
    flat label map and lists no pod).
-4. What that leaves open, which `check` warns about: a client's own `x-prefiller-host-port` on a
-   prompt the router prefills on decode passes the router untouched (it neither sets nor removes
-   it), and the sidecar sends the prefill where the client said.
+4. What bounds it: a client's own `x-prefiller-host-port` on a prompt the router prefills on
+   decode passes the router untouched (it neither sets nor removes it), and the sidecar sends the
+   prefill where the client said; the egress NetworkPolicy the platform renders for the slice's
+   decode pods lets that reach the slice's own prefill pods only (asked of the NetworkPolicy
+   engine, since nothing enforces policies on loopback).
 
 Where the router (llm-d-inference-scheduler v0.7.1) decides: pkg/plugins/profile/
 disagg_profile_handler.go (decode first, then the decider), prefix_based_pd_decider.go (prefill
@@ -51,6 +53,8 @@ from typing import Any
 import pytest
 import yaml
 
+from offline.isolation.engine import evaluate
+from offline.isolation.flows import truth_table
 from offline.render import StackRender, render_stack
 from tests.conftest import stack_raw, write_stack
 from tests.e2e.cluster import (
@@ -339,7 +343,7 @@ def bench(cluster: LocalCluster, real_programs: dict[str, Path]) -> Iterator[Ben
                 {"KUBECONFIG": str(router_kubeconfig), **TRACING_OFF},
             )
             routers[name] = Gateway(
-                real_programs["extproc-client"], grpc_port, health_port, folder / f"client-{name}.log"
+                real_programs["extproc-client"], grpc_port, health_port, folder / f"client-{name}.log", arguments
             )
         for gateway in routers.values():
             gateway.wait_ready(90)
@@ -422,10 +426,13 @@ def test_with_ssrf_protection_the_pinned_sidecar_refuses_the_pools_own_prefill_p
     assert "unable to parse requirement" in log and "matchLabels" in log, log[-3000:]
 
 
-def test_a_clients_own_prefill_target_passes_the_router_to_the_sidecar(bench: Bench) -> None:
+def test_a_clients_own_prefill_target_passes_the_router_and_the_egress_policy_bounds_it(bench: Bench) -> None:
     """A short prompt (prefilled on decode) with the client's own `x-prefiller-host-port`: the
-    router leaves the header as it came, and the sidecar, as rendered, prefills where it names
-    (here the prefill simulator under an address of no pod)."""
+    router leaves the header as it came (it never removes a header), and the sidecar prefills where
+    it names: here, on loopback where nothing enforces NetworkPolicies, the prefill simulator under
+    an address of no pod. On a cluster the rendered egress policy of the slice's decode pods is what
+    bounds it, and the NetworkPolicy engine (cyclonus, `tenant-isolation`) says where it lets the
+    sidecar's prefill go: the slice's own prefill pods, and nothing the client can name besides."""
     prefills = bench.prefills()
     target = f"127.0.0.1:{bench.rendered.port}"
     sent = request("client-target", "hi", forward=True, forward_to=f"127.0.0.1:{bench.sidecar_port}")
@@ -435,6 +442,18 @@ def test_a_clients_own_prefill_target_passes_the_router_to_the_sidecar(bench: Be
     forwarded = bench.routers["0"].wait("forwarded", ["client-target"], 60)["client-target"]
     assert forwarded.get("forward_status") == 200, forwarded
     assert bench.prefills() == prefills + 1
+
+    render = bench.rendered.render
+    table = truth_table(render.spec, [o.manifest for o in render.rendered.objects])
+    decode = next(p for p in table.pods if p.name.startswith(f"LeaderWorkerSet/{NAMESPACE}/{MODEL}-s0-decode"))
+    for address in ("127.0.0.1", "10.96.0.1", "169.254.169.254", "192.168.1.10"):
+        table.add(f"client's target {address}", decode, {"ip": address}, bench.rendered.port, False)
+    answered = evaluate(table.namespaces, table.policies, [f.question() for f in table.flows])
+    wrong = [f.name for f in table.flows if answered.flows[f.name]["allowed"] != f.allowed]
+    assert not wrong, wrong
+    reached = sorted(f.name for f in table.flows if f.source["labels"] == decode.labels and f.allowed)
+    assert any(f"{MODEL}-s0-prefill" in name for name in reached), reached
+    assert not any(f"{MODEL}-s1-prefill" in name for name in reached), reached
 
 
 def test_the_slices_routers_and_the_models_gateway_objects_apply(bench: Bench, cluster: LocalCluster) -> None:

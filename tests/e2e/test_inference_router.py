@@ -320,7 +320,9 @@ def bench(cluster: LocalCluster, real_programs: dict[str, Path]) -> Iterator[Ben
             "OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:1",
         },
     )
-    gateway = Gateway(real_programs["extproc-client"], grpc_port, health_port, folder / "extproc-client.log")
+    gateway = Gateway(
+        real_programs["extproc-client"], grpc_port, health_port, folder / "extproc-client.log", setup.arguments
+    )
     made = Bench(
         cluster, setup, processes, real_programs, folder, sim_port, metrics_port, gateway, pod, folder / "epp.log"
     )

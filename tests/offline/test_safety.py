@@ -58,14 +58,22 @@ def test_reordering_tenants_models_and_nodes_changes_nothing(render_raw: Any, tm
 def test_adding_a_tenant_adds_only_its_objects(render_raw: Any, tmp_path: Path) -> None:
     after = mutate(SEED, lambda r: r["tenants"].update({"tenantc": {"namespaces": ["c01"]}}))
     result = _diff(render_raw, tmp_path, SEED, after)
-    assert result.added == ["manifests/Namespace.c01.yaml", "manifests/Queue.tenantc.yaml"]
+    assert result.added == [
+        "manifests/Namespace.c01.yaml",
+        "manifests/NetworkPolicy.c01.volcano-platform-tenant.yaml",
+        "manifests/Queue.tenantc.yaml",
+    ]
     assert not (result.changed or result.replaced or result.removed)
 
 
 def test_removing_a_tenant_removes_only_its_objects(render_raw: Any, tmp_path: Path) -> None:
     after = mutate(SEED, lambda r: r["tenants"].pop("tenantb"))
     result = _diff(render_raw, tmp_path, SEED, after)
-    assert [f for f, _ in result.removed] == ["manifests/Namespace.b01.yaml", "manifests/Queue.tenantb.yaml"]
+    assert [f for f, _ in result.removed] == [
+        "manifests/Namespace.b01.yaml",
+        "manifests/NetworkPolicy.b01.volcano-platform-tenant.yaml",
+        "manifests/Queue.tenantb.yaml",
+    ]
     assert not (result.changed or result.replaced or result.added)
 
 

@@ -8,96 +8,33 @@ already holds Volcano's dependencies); `make volcano-session` does the same ahea
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from offline.programs.build import GoProgram, ProgramUnavailableError, cache_dir, go_available
 
 SOURCE = Path(__file__).resolve().parents[2] / "volcano-session"
 APIS = SOURCE.parent / "volcano-apis"
 """The volcano.sh/apis stand-in every Go module that builds Volcano's code shares."""
-BUILD_TIMEOUT_SECONDS = 3600
+PROGRAM = GoProgram("volcano-session", shared=(APIS,), make_target="volcano-session")
+EngineUnavailableError = ProgramUnavailableError
+"""The real engine cannot be had here; the message says why and what would make it work."""
 
-
-class EngineUnavailableError(Exception):
-    """The real engine cannot be had here; the message says why and what would make it work."""
-
-
-def cache_dir() -> Path:
-    """`$VOLCANO_PLATFORM_CACHE`, else `$XDG_CACHE_HOME/volcano-platform`, else `~/.cache/volcano-platform`."""
-    explicit = os.environ.get("VOLCANO_PLATFORM_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "volcano-platform"
-
-
-def source_files() -> list[Path]:
-    """The files the build reads, in a fixed order."""
-    found = [SOURCE / "go.mod", SOURCE / "go.sum", SOURCE / "build.sh"]
-    found += sorted(SOURCE.glob("*.go")) + sorted(APIS.glob("*"))
-    return found
-
-
-def source_hash() -> str:
-    digest = hashlib.sha256()
-    for path in source_files():
-        digest.update(path.relative_to(SOURCE.parent).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
+__all__ = ["APIS", "EngineUnavailableError", "binary_path", "cache_dir", "ensure_built", "go_available"]
 
 
 def binary_path() -> Path:
-    return cache_dir() / f"volcano-session-{source_hash()}"
-
-
-def go_available() -> bool:
-    return shutil.which("go") is not None
+    return PROGRAM.binary_path()
 
 
 def ensure_built(*, build: bool = True) -> Path:
     """The binary, built first if needed (`build=False`: only an existing one)."""
-    target = binary_path()
-    if target.exists():
-        return target
-    if not SOURCE.is_dir():
-        raise EngineUnavailableError(f"the Go program is missing ({SOURCE})")
-    if not build:
-        raise EngineUnavailableError(f"volcano-session is not built; run `make volcano-session` (it would be {target})")
-    if not go_available():
-        raise EngineUnavailableError(
-            "Go is not installed: the Volcano engine is built from its Go module (`--engine model` needs no Go)"
-        )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others then find it built
-        if not target.exists():
-            _build(target)
-    return target
-
-
-def _build(target: Path) -> None:
-    with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-        out = Path(scratch) / target.name
-        try:
-            result = subprocess.run(
-                ["bash", str(SOURCE / "build.sh"), str(out)],
-                capture_output=True,
-                text=True,
-                timeout=BUILD_TIMEOUT_SECONDS,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as timeout:
-            raise EngineUnavailableError(f"building volcano-session took over {BUILD_TIMEOUT_SECONDS} s") from timeout
-        if result.returncode != 0 or not out.exists():
-            tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
-            raise EngineUnavailableError(
-                f"building volcano-session failed (Go and the module proxy are needed):\n{tail}"
-            )
-        os.replace(out, target)
+    try:
+        return PROGRAM.ensure_built(build=build)
+    except ProgramUnavailableError as why:
+        if not go_available() and build:
+            raise EngineUnavailableError(f"{why} (`--engine model` needs no Go)") from None
+        raise
 
 
 def main(argv: list[str]) -> int:

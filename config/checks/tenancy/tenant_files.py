@@ -8,79 +8,17 @@ that would allow it. The platform's files are not bound: they are where the gran
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from config.checks.security import BASELINE_CAPABILITIES, PSA_ENFORCE
 from config.errors import Problem, join_path
-from config.schema.quantity import quantity_value
+from config.platform_labels import RESERVED_PREFIXES
+from config.schema.quantity import format_amount, quantity_value
 from config.sections.models import SecretRef
-from config.sections.tenant_policy import TenantGrant
 from config.spec.platform import PlatformSpec
 from config.spec.scheduler_conf import eviction_style
-
-LEVELS = ("restricted", "baseline", "privileged")
-RESTRICTED_CAPABILITIES = frozenset({"NET_BIND_SERVICE"})
-"""What the restricted Pod Security level lets a container add."""
-
-
-@dataclass(frozen=True)
-class Grant:
-    """One tenant's grant, every field settled."""
-
-    tenant: str
-    priority_classes: tuple[str, ...]
-    max_queue_priority: int
-    ceilings: Mapping[str, Mapping[str, str] | None]
-    """`capability`, `deserved`, `guarantee` -> ceiling per resource (None: no ceiling)."""
-    non_reclaimable: bool
-    unpreemptable_models: bool
-    pod_security: str
-    secrets: frozenset[str]
-    registries: frozenset[str]
-    networks: frozenset[str]
-    namespaces: frozenset[str]
-    hostnames: frozenset[str]
-    consumers: frozenset[str]
-    parents: frozenset[str]
-
-    def key(self, field: str) -> str:
-        """The key that would grant it, for the fix."""
-        return f"`tenantPolicy.tenants.{self.tenant}.{field}` in the stack file"
-
-
-def grant_of(spec: PlatformSpec, tenant: str) -> Grant:
-    policy = spec.config.tenant_policy
-    own = policy.tenants.get(tenant, TenantGrant())
-
-    def pick(field: str, default: Any) -> Any:
-        for grant in (own, policy.default):
-            value = getattr(grant, field)
-            if value is not None:
-                return value
-        return default
-
-    by_value = sorted(spec.priority_classes.items(), key=lambda item: item[1].value)
-    return Grant(
-        tenant=tenant,
-        priority_classes=tuple(pick("priority_classes", tuple(name for name, _ in by_value[:-1]))),
-        max_queue_priority=pick("max_queue_priority", 0),
-        ceilings={
-            "capability": pick("max_capability", None),
-            "deserved": pick("max_deserved", None),
-            "guarantee": pick("max_guarantee", {}),
-        },
-        non_reclaimable=pick("non_reclaimable", False),
-        unpreemptable_models=pick("unpreemptable_models", False),
-        pod_security=pick("pod_security", "baseline"),
-        secrets=frozenset(pick("secrets", ())),
-        registries=frozenset(pick("registries", ())),
-        networks=frozenset(pick("networks", ())),
-        namespaces=frozenset(pick("namespaces", ())),
-        hostnames=frozenset(pick("hostnames", ())),
-        consumers=frozenset(pick("consumers", ())),
-        parents=frozenset(pick("parents", ())),
-    )
+from config.spec.tenancy.grants import Grant, ceiling, grant_of, inventory
+from config.upstream.kubernetes import PSA_LABEL_PREFIX
 
 
 def check_tenant_files(
@@ -93,11 +31,78 @@ def check_tenant_files(
             continue
         grant = grant_of(spec, tenant)
         raw = written.get(file) or {}
-        found = list(_tenant(spec, grant, _mapping(_mapping(raw.get("tenants")).get(tenant)), tenant_files))
+        found = list(_reserved_keys(raw, ()))
+        found += _tenant(spec, grant, _mapping(_mapping(raw.get("tenants")).get(tenant)), tenant_files)
         for model, settings in _mapping(raw.get("models")).items():
             if model in spec.config.models:
                 found += _model(spec, grant, model, _mapping(settings))
         problems += [Problem(p.path, p.message, p.fix, p.got, file=file) for p in found]
+    problems += _shares_past_inventory(spec, tenant_files, written)
+    return problems
+
+
+SELECTOR_KEYS = frozenset({"nodeSelector"})
+"""Mappings whose keys name node labels to match, not labels to set."""
+
+
+def _reserved_keys(node: Any, path: tuple[object, ...]) -> Iterator[Problem]:
+    """A reserved key anywhere a tenant file writes one (labels, annotations, or a key added
+    later), except where it selects nodes: the queue a pod is judged in, its gang, whether it may
+    be preempted and what its namespace admits are the platform's to set."""
+    if isinstance(node, Mapping):
+        selects = bool(path) and path[-1] in SELECTOR_KEYS
+        # A namespace's Pod Security label is refused for every tenant, with the grant to set instead
+        # (`config.checks.security`).
+        namespace_labels = len(path) == 3 and path[0] == "tenants" and path[2] == "labels"
+        for key, value in node.items():
+            psa = namespace_labels and isinstance(key, str) and key.startswith(PSA_LABEL_PREFIX)
+            if isinstance(key, str) and key.startswith(RESERVED_PREFIXES) and not selects and not psa:
+                yield Problem(
+                    join_path(*path, key),
+                    f"`{key}` is read by the scheduler, LWS, the API server or the platform; a tenant file never "
+                    "sets it",
+                    "remove it; the platform sets these from typed settings (`tenant`, `preemptable`, `tenantPolicy`)",
+                    got=key,
+                )
+            else:
+                yield from _reserved_keys(value, (*path, key))
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _reserved_keys(item, (*path, index))
+
+
+def _shares_past_inventory(
+    spec: PlatformSpec, tenant_files: Mapping[str, str], written: Mapping[str, Mapping[str, Any]]
+) -> list[Problem]:
+    """Deserved shares (and guarantees) the top-level queues promise past the stack's accelerators:
+    refused at each tenant file that wrote one, since reclaim would chase shares no node holds."""
+    have = inventory(spec)
+    if have is None:
+        return []
+    gpu = spec.gpu_resource
+    problems: list[Problem] = []
+    for field in ("deserved", "guarantee"):
+        shares = {
+            t.name: quantity_value(getattr(t.config.queue, field)[gpu])
+            for t in spec.tenants.values()
+            if t.parent is None and t.accelerator_type is None and gpu in getattr(t.config.queue, field)
+        }
+        total = sum(shares.values(), Decimal(0))
+        if total <= have:
+            continue
+        for tenant, file in tenant_files.items():
+            queue = _mapping(_mapping(_mapping(_mapping(written.get(file)).get("tenants")).get(tenant)).get("queue"))
+            if tenant in shares and gpu in _mapping(queue.get(field)):
+                problems.append(
+                    Problem(
+                        join_path("tenants", tenant, "queue", field, gpu),
+                        f"the top-level queues' {field}s of {gpu} add up to {format_amount(total)}, past the "
+                        f"{format_amount(have)} {spec.accelerator.words} the stack describes",
+                        "lower it, or have the platform team lower another tenant's or describe the missing nodes",
+                        got=shares[tenant],
+                        file=file,
+                    )
+                )
     return problems
 
 
@@ -133,22 +138,13 @@ def _tenant(
             join_path(path, "queue", "reclaimable"),
             "a tenant file may not make its queue non-reclaimable (what it holds over its deserved share would "
             "never go back to other tenants)",
-            f"remove it, or have the platform team set {grant.key('nonReclaimable')}: true",
+            f"remove it, or have the platform team set {grant.key('nonReclaimable', 'true')}",
             got=False,
         )
-    yield from _quotas(grant, join_path(path, "queue"), queue, config.queue)
+    yield from _quotas(spec, grant, join_path(path, "queue"), queue, config.queue, None)
     for type_name, quota in config.queue.by_type.items():
         written = _mapping(_mapping(queue.get("byType")).get(type_name))
-        yield from _quotas(grant, join_path(path, "queue", "byType", type_name), written, quota)
-    labels = _mapping(raw.get("labels"))
-    level = labels.get(PSA_ENFORCE)
-    if isinstance(level, str) and level in LEVELS and LEVELS.index(level) > LEVELS.index(grant.pod_security):
-        yield Problem(
-            join_path(path, "labels", PSA_ENFORCE),
-            f"a tenant file's namespaces may enforce at most the `{grant.pod_security}` Pod Security level",
-            f"remove the label, or have the platform team set {grant.key('podSecurity')}",
-            got=level,
-        )
+        yield from _quotas(spec, grant, join_path(path, "queue", "byType", type_name), written, quota, type_name)
     yield from _gateway(spec, grant, path, _mapping(raw.get("gateway")))
     if "namespaces" in raw:
         for index, namespace in enumerate(config.namespaces or ()):
@@ -189,28 +185,28 @@ def _gateway(spec: PlatformSpec, grant: Grant, path: str, written: Mapping[str, 
             )
 
 
-def _quotas(grant: Grant, path: str, written: Mapping[str, Any], quota: Any) -> Iterator[Problem]:
+def _quotas(
+    spec: PlatformSpec, grant: Grant, path: str, written: Mapping[str, Any], quota: Any, accelerator_type: str | None
+) -> Iterator[Problem]:
     for kind in ("capability", "deserved", "guarantee"):
         if kind not in written:
             continue
-        ceiling = grant.ceilings[kind]
-        if ceiling is None:
-            continue
         for resource, amount in getattr(quota, kind).items():
-            limit = ceiling.get(resource)
-            field = "max" + kind.capitalize()
+            limit = ceiling(spec, grant, kind, resource, accelerator_type)
             if limit is None and kind == "guarantee":
+                field = f"byType.{accelerator_type}.maxGuarantee" if accelerator_type else "maxGuarantee"
                 yield Problem(
                     join_path(path, kind, resource),
                     f"a tenant file may not guarantee `{resource}` (a guarantee is held back from every other queue)",
                     f"remove it, or have the platform team grant a ceiling in {grant.key(field)}",
                     got=amount,
                 )
-            elif limit is not None and quantity_value(amount) > quantity_value(limit):
+            elif limit is not None and quantity_value(amount) > limit.amount:
+                where = f"tenant `{grant.tenant}`'s ceiling" if limit.written else "the stack's accelerators"
                 yield Problem(
                     join_path(path, kind, resource),
-                    f"a tenant file's {kind} of `{resource}` may be at most {limit}",
-                    f"lower it, or have the platform team raise {grant.key(field)}",
+                    f"a tenant file's {kind} of `{resource}` may be at most {limit.text} ({where})",
+                    f"lower it, or have the platform team raise {limit.key}",
                     got=amount,
                 )
 
@@ -233,7 +229,7 @@ def _model(spec: PlatformSpec, grant: Grant, name: str, raw: Mapping[str, Any]) 
         yield Problem(
             join_path(path, "preemptable"),
             "a tenant file's models may not be unpreemptable",
-            f"remove it, or have the platform team set {grant.key('unpreemptableModels')}: true",
+            f"remove it, or have the platform team set {grant.key('unpreemptableModels', 'true')}",
             got=False,
         )
     consumers = config.gateway.consumers if "consumers" in _mapping(raw.get("gateway")) else None
@@ -248,7 +244,7 @@ def _model(spec: PlatformSpec, grant: Grant, name: str, raw: Mapping[str, Any]) 
             )
     yield from _credentials(grant, path, raw, config)
     yield from _networks(spec, grant, path, raw, config)
-    yield from _privileges(grant, path, raw, config)
+    yield from _reach(spec, grant, path, raw, name)
     gang_ready = spec.lws_install and eviction_style(spec.config.volcano, spec.plans_multi_node_models) == "gang"
     if "nodesPerReplica" in raw and config.nodes_per_replica > 1 and not gang_ready:
         yield Problem(
@@ -261,10 +257,17 @@ def _model(spec: PlatformSpec, grant: Grant, name: str, raw: Mapping[str, Any]) 
 
 
 def _credentials(grant: Grant, path: str, raw: Mapping[str, Any], config: Any) -> Iterator[Problem]:
-    for variable in _mapping(raw.get("env")):
-        value = config.env.get(variable)
-        if isinstance(value, SecretRef) and value.secret not in grant.secrets:
-            yield _secret(grant, join_path(path, "env", variable, "secret"), value.secret)
+    envs = [(path, _mapping(raw.get("env")), config.env)]
+    for role in ("prefill", "decode"):
+        written = _mapping(_mapping(_mapping(raw.get("roles")).get(role)).get("env"))
+        settings = getattr(config.roles, role) if config.roles is not None else None
+        if settings is not None:
+            envs.append((join_path(path, "roles", role), written, settings.env))
+    for where, written, env in envs:
+        for variable in written:
+            value = env.get(variable)
+            if isinstance(value, SecretRef) and value.secret not in grant.secrets:
+                yield _secret(grant, join_path(where, "env", variable, "secret"), value.secret)
     hub = config.source.hub
     written_token = "tokenSecret" in _mapping(_mapping(raw.get("source")).get("hub"))
     if written_token and hub and hub.token_secret and hub.token_secret not in grant.secrets:
@@ -305,37 +308,50 @@ def _networks(spec: PlatformSpec, grant: Grant, path: str, raw: Mapping[str, Any
             )
 
 
-def _privileges(grant: Grant, path: str, raw: Mapping[str, Any], config: Any) -> Iterator[Problem]:
-    """What the tenant's Pod Security level admits: no host paths or unconfined seccomp below
-    `privileged`, and only the level's capabilities."""
-    if grant.pod_security == "privileged":
-        return
-    fix = f"remove it, or have the platform team set {grant.key('podSecurity')}: privileged"
-    for volume in _mapping(raw.get("volumes")):
-        settings = config.volumes.get(volume)
-        if settings is not None and settings.host_path is not None:
-            yield Problem(
-                join_path(path, "volumes", volume, "hostPath"),
-                f"a host path is beyond the `{grant.pod_security}` Pod Security level of tenant `{grant.tenant}`",
-                fix,
-                got=settings.host_path,
-            )
-    if raw.get("seccompProfile") == "Unconfined":
+def _reach(spec: PlatformSpec, grant: Grant, path: str, raw: Mapping[str, Any], name: str) -> Iterator[Problem]:
+    """What a tenant file's model reaches beyond its pods: NFS exports, nodes (its pools, every
+    taint), devices outside its queue's quota."""
+    model = spec.models[name]
+    config = model.config
+    nfs = config.source.nfs
+    if nfs is not None and "nfs" in _mapping(raw.get("source")) and not grant.nfs_granted(nfs.server, nfs.path):
         yield Problem(
-            join_path(path, "seccompProfile"),
-            f"an unconfined seccomp profile is beyond the `{grant.pod_security}` Pod Security level of tenant "
-            f"`{grant.tenant}`",
-            fix,
-            got="Unconfined",
+            join_path(path, "source", "nfs"),
+            f"the NFS export `{nfs.server}:{nfs.path}` is not granted to tenant `{grant.tenant}` (its pods would "
+            "mount whatever the server exports there)",
+            f"have the platform team grant it in {grant.key('nfs')}",
+            got=f"{nfs.server}:{nfs.path}",
         )
-    allowed = BASELINE_CAPABILITIES if grant.pod_security == "baseline" else RESTRICTED_CAPABILITIES
-    if "capabilities" in raw:
-        for index, capability in enumerate(config.capabilities or ()):
-            if capability not in allowed:
+    for index, toleration in enumerate(config.tolerations if "tolerations" in raw else ()):
+        if toleration.operator == "Exists" and not toleration.key:
+            yield Problem(
+                join_path(path, "tolerations", index),
+                "a tenant file's models may not tolerate every taint (an `Exists` toleration without a key): "
+                "control-plane, draining and reserved nodes included",
+                "tolerate the GPU nodes' taints by key",
+            )
+    if grant.pools is not None and model.pools is not None:
+        outside = [p for p in model.pools if p not in grant.pools]
+        if outside:
+            key = "pools" if "pools" in raw else next((k for k in ("nodeSelector", "tolerations") if k in raw), "pools")
+            yield Problem(
+                join_path(path, key),
+                f"the model can run on the pool(s) {', '.join(f'`{p}`' for p in outside)}, which tenant "
+                f"`{grant.tenant}` may not use (granted: {', '.join(f'`{p}`' for p in sorted(grant.pools)) or 'none'})",
+                f"name only granted pools under `pools`, or have the platform team grant them in {grant.key('pools')}",
+                got=list(model.pools),
+            )
+    for view in (model, *model.role_views):
+        written = raw if view.serving_role is None else _mapping(_mapping(raw.get("roles")).get(view.serving_role))
+        where = path if view.serving_role is None else join_path(path, "roles", view.serving_role)
+        for device in _mapping(_mapping(written.get("resources")).get("devices")):
+            limit = ceiling(spec, grant, "capability", device)
+            if limit is None or not limit.written:
                 yield Problem(
-                    join_path(path, "capabilities", index),
-                    f"`{capability}` is beyond the `{grant.pod_security}` Pod Security level of tenant "
-                    f"`{grant.tenant}`",
-                    fix,
-                    got=capability,
+                    join_path(where, "resources", "devices", device),
+                    f"`{device}` is in no quota of tenant `{grant.tenant}`: its pods could take every such device "
+                    "of the nodes they land on",
+                    f"have the platform team grant a ceiling in {grant.key('maxCapability')} (its queue then "
+                    "counts it)",
+                    got=device,
                 )

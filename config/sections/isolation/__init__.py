@@ -1,0 +1,1 @@
+"""The keys that keep tenants apart: grants for tenant files and NetworkPolicies."""

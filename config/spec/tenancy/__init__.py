@@ -1,0 +1,1 @@
+"""What each tenant is granted, settled from `tenantPolicy`."""
