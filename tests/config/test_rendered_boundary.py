@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 import components.inference.pod_template as pod_template
-from config.checks.tenancy.rendered import check_rendered_boundary, multus_networks
+from config.checks.tenancy.pod_specs import multus_networks
+from config.checks.tenancy.rendered import check_rendered_boundary
 from config.errors import Problem
 from config.stack_file.reader import read_stack
 from offline.engine import run_program
