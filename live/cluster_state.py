@@ -68,6 +68,12 @@ KINDS: tuple[Kind, ...] = (
     Kind("gateways", "Gateway", "gateway.networking.k8s.io", "v1", "gateways"),
     Kind("inference_pools", "InferencePool", "inference.networking.k8s.io", "v1", "inferencepools"),
     Kind("crds", "CustomResourceDefinition", "apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+    # The gateway implementations' own policies that can remove a client's headers before the
+    # router reads them (docs/operations.md, "Tenant isolation").
+    Kind("header_policies", "ClientTrafficPolicy", "gateway.envoyproxy.io", "v1alpha1", "clienttrafficpolicies"),
+    Kind("header_policies", "ListenerPolicy", "gateway.kgateway.dev", "v1alpha1", "listenerpolicies"),
+    Kind("header_policies", "AgentgatewayPolicy", "agentgateway.dev", "v1alpha1", "agentgatewaypolicies"),
+    Kind("header_policies", "EnvoyFilter", "networking.istio.io", "v1alpha3", "envoyfilters"),
 )
 DUMP_COMMAND = (
     "kubectl get nodes,namespaces,pods,priorityclasses,deployments,services,persistentvolumeclaims,"
@@ -99,6 +105,9 @@ class ClusterState:
     accepted by the Gateway it is routed from. Not in `DUMP_COMMAND` (kubectl refuses a kind whose
     CRD is missing): a dump of a cluster with a gateway adds them (docs/operations.md)."""
     crds: list[dict[str, Any]] = field(default_factory=list)
+    header_policies: list[dict[str, Any]] = field(default_factory=list)
+    """Envoy Gateway's ClientTrafficPolicies, kgateway's ListenerPolicies, agentgateway's policies and
+    Istio's EnvoyFilters: where a gateway removes headers before its ext-proc (the router) runs."""
     listed: set[str] = field(default_factory=set)
     """Kinds read: every kind the cluster serves, or those a dump holds (a dump may leave out a kind
     that exists; a check that needs one says so instead of calling it missing)."""

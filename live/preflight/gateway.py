@@ -5,6 +5,7 @@ to it (Gateway API `GatewayClass`/`Gateway` conditions; the Inference Extension'
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from components.gateway.names import listener_names
@@ -30,11 +31,59 @@ def check_gateway(spec: PlatformSpec, state: ClusterState, report: Report) -> No
     live = state.find("Gateway", shared.name, shared.namespace)
     if shared.existing:
         _listeners(spec, live, report)
+    _client_headers(spec, state, report)
     for model in gateway.models:
         namespace = spec.models[model].namespace
         pool = state.find("InferencePool", model, namespace)
         if pool is not None:
             _pool(model, pool, report)
+
+
+CLIENT_HEADERS = ("x-gateway-inference-objective", "x-gateway-inference-fairness-id", "x-prefiller-host-port")
+"""Headers the router acts on that a client can send (GIE v1.4.0 pkg/epp/metadata/consts.go; llm-d
+v0.7.1 pkg/common/common.go)."""
+
+
+def _client_headers(spec: PlatformSpec, state: ClusterState, report: Report) -> None:
+    """Say what keeps clients from choosing their own band, fairness ID and prefill address: a
+    policy of the implementation that names the headers (removing them before the router runs), the
+    routes (`tenantHeaders: route`, on a gateway that applies them first), or only the proxy in front."""
+    assert spec.gateway is not None
+    naming = {
+        header: [
+            _named(policy)
+            for policy in state.header_policies
+            if header in json.dumps(policy.get("spec"), default=str).lower()
+        ]
+        for header in CLIENT_HEADERS
+    }
+    policies = sorted({name for names in naming.values() for name in names})
+    if policies:
+        report.notes.append(
+            "headers clients could set are named by the gateway's own policies ("
+            + ", ".join(policies)
+            + "): check that they remove "
+            + ", ".join(f"`{h}`" for h, names in naming.items() if names)
+            + " before the router reads them"
+        )
+    missing = [h for h, names in naming.items() if not names]
+    if not missing:
+        return
+    held = "the routes set the band headers" if spec.gateway.config.tenant_headers == "route" else ""
+    report.notes.append(
+        "nothing in the cluster removes "
+        + ", ".join(f"`{h}`" for h in missing)
+        + " before the router reads them"
+        + (f" ({held}, on a gateway that applies them before ext-proc)" if held else "")
+        + ": the proxy in front of the gateway must be the only way in and drop what callers send; the "
+        "prefill address is bounded by the decode pods' egress NetworkPolicy (docs/operations.md, "
+        '"Tenant isolation")'
+    )
+
+
+def _named(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    return f"{obj.get('kind')} {metadata.get('namespace')}/{metadata.get('name')}"
 
 
 def _items(value: Any) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -353,6 +354,21 @@ func waitReady(address string, timeout time.Duration) error {
 	return fmt.Errorf("the EPP's health check at %s did not serve within %s (last: %s)", address, timeout, last)
 }
 
+// waitListening waits until the ext-proc port accepts a TCP connection.
+func waitListening(address string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		connection, err := net.DialTimeout("tcp", address, time.Second)
+		if err == nil {
+			return connection.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the EPP's ext-proc port %s did not listen within %s: %w", address, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // checkHealth asks the EPP's health service once, on a connection of its own.
 func checkHealth(address string) (healthpb.HealthCheckResponse_ServingStatus, error) {
 	connection, err := grpc.NewClient("passthrough:///"+address, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -388,6 +404,12 @@ func main() {
 		out:     bufio.NewWriter(os.Stdout),
 	}
 	if err := waitReady(*healthAddress, *readyTimeout); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	// The health service serves before ext-proc listens; over TLS (the EPP first makes its
+	// certificate, an RSA-4096 key) by a second or more.
+	if err := waitListening(*eppAddress, *readyTimeout); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}

@@ -143,3 +143,36 @@ def test_odd_shapes_in_a_dump_read_as_nothing_not_a_crash(committed_render: Any)
     found = _findings(committed_render(STACK), [*crds, odd_class, gateway, pool])
     assert found["gateway.className"].startswith("gateway-class-not-accepted")
     assert "models.qwen3-8b.gateway" not in found
+
+
+def _notes(render: StackRender, objects: list[dict[str, Any]]) -> list[str]:
+    state = state_from_objects(objects, "test")
+    state.listed |= {"GatewayClass", "Gateway", "InferencePool"}
+    return preflight(render.spec, render.rendered, state).notes
+
+
+def test_preflight_says_what_removes_the_headers_clients_could_set(committed_render: Any) -> None:
+    """The band, fairness and prefill headers: named by one of the implementation's own policies,
+    or removed by nothing in the cluster (the proxy in front must then be the only way in)."""
+    render = committed_render(STACK)
+    base = [_crd(name) for name in GATEWAY_CRDS + ROUTER_CRDS] + [_class("istio", "True")]
+    (nothing,) = [n for n in _notes(render, base) if "removes" in n]
+    assert nothing.startswith("nothing in the cluster removes `x-gateway-inference-objective`")
+    assert "x-prefiller-host-port" in nothing and "egress NetworkPolicy" in nothing
+    early = {
+        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "kind": "ClientTrafficPolicy",
+        "metadata": {"name": "strip", "namespace": "inference-gateway"},
+        "spec": {
+            "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference"}],
+            "headers": {
+                "earlyRequestHeaders": {
+                    "remove": ["x-gateway-inference-objective", "x-gateway-inference-fairness-id"]
+                }
+            },
+        },
+    }
+    notes = [n for n in _notes(render, [*base, early]) if "removes" in n or "named by" in n]
+    assert any("ClientTrafficPolicy inference-gateway/strip" in n for n in notes)
+    (rest,) = [n for n in notes if n.startswith("nothing")]
+    assert "`x-prefiller-host-port`" in rest and "objective" not in rest

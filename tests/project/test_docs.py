@@ -16,6 +16,8 @@ def test_readme_counts_match_the_project() -> None:
     risky = len(list((PROJECT_DIR / "tests" / "risky_configs").glob("*.yaml")))
     assert f"holds **{risky}** valid but dangerous stack files" in README
     assert f"(`policy/`, **{len(POLICIES)}** rules)" in README
+    attacks = len(list((PROJECT_DIR / "tests" / "tenant_attacks").glob("*.yaml")))
+    assert f"`tests/tenant_attacks/` holds **{attacks}** attacks" in README
 
 
 def test_readme_commands_are_makefile_targets() -> None:
