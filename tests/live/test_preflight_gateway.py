@@ -166,9 +166,7 @@ def test_preflight_says_what_removes_the_headers_clients_could_set(committed_ren
         "spec": {
             "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference"}],
             "headers": {
-                "earlyRequestHeaders": {
-                    "remove": ["x-gateway-inference-objective", "x-gateway-inference-fairness-id"]
-                }
+                "earlyRequestHeaders": {"remove": ["x-gateway-inference-objective", "x-gateway-inference-fairness-id"]}
             },
         },
     }
