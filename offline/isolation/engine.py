@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from offline.programs.build import GoProgram, ProgramUnavailableError, go_available
+from offline.programs.build import GoProgram
 
 PROGRAM = GoProgram("tenant-isolation", make_target="tenant-isolation")
 RUN_TIMEOUT_SECONDS = 120
@@ -54,17 +54,7 @@ def evaluate(
 
 
 def main(argv: list[str]) -> int:
-    """Build (or find) the program and print its path; with `--if-go`, a machine without Go only
-    says so (the tests that need it then skip, or fail in CI)."""
-    if "--if-go" in argv and not go_available() and not PROGRAM.binary_path().exists():
-        print("Go is not installed: tenant-isolation is not built")
-        return 0
-    try:
-        print(PROGRAM.ensure_built())
-    except ProgramUnavailableError as why:
-        print(f"error: {why}", file=sys.stderr)
-        return 1
-    return 0
+    return PROGRAM.command(argv, "Go is not installed: tenant-isolation is not built")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,3 +106,16 @@ class GoProgram:
                     f"building {self.name} failed (Go and the module proxy are needed):\n{tail}"
                 )
             os.replace(out, target)
+
+    def command(self, argv: list[str], without_go: str) -> int:
+        """`make <program>`: build (or find) it and print its path; with `--if-go`, a machine
+        without Go only prints `without_go` (the tests that need it then skip, or fail in CI)."""
+        if "--if-go" in argv and not go_available() and not self.binary_path().exists():
+            print(without_go)
+            return 0
+        try:
+            print(self.ensure_built())
+        except ProgramUnavailableError as why:
+            print(f"error: {why}", file=sys.stderr)
+            return 1
+        return 0

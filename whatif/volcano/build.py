@@ -38,17 +38,7 @@ def ensure_built(*, build: bool = True) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """`make volcano-session`: build (or find) the program and print its path; with `--if-go`,
-    a machine without Go only says so (the tests that need it then skip, or fail in CI)."""
-    if "--if-go" in argv and not go_available() and not binary_path().exists():
-        print("Go is not installed: the Volcano engine is not built (the what-if uses the model)")
-        return 0
-    try:
-        print(ensure_built())
-    except EngineUnavailableError as why:
-        print(f"error: {why}", file=sys.stderr)
-        return 1
-    return 0
+    return PROGRAM.command(argv, "Go is not installed: the Volcano engine is not built (the what-if uses the model)")
 
 
 if __name__ == "__main__":
