@@ -88,7 +88,7 @@ test: lint typecheck tools
 ## real-cluster: build the real cluster's and the real Pulumi's programs from their Go modules
 ##               (real-cluster/; cached in ~/.cache/volcano-platform/real-cluster by source hash)
 real-cluster: $(INSTALLED)
-	$(PY) -m tests.e2e.binaries
+	$(PY) -m sandbox.programs
 
 ## e2e: `pulumi up` for real: the Pulumi CLI and provider against a cluster of local processes
 ##      (etcd, kube-apiserver, KWOK nodes, Volcano, LWS), built by `make real-cluster`

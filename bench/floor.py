@@ -84,7 +84,9 @@ def register_generated(reg: Registration, opts: pulumi.ResourceOptions) -> pulum
         return pulumi.ComponentResource(token, reg.name, None, opts)
     if token == "pulumi:providers:kubernetes":
         accepted = inspect.signature(k8s.ProviderArgs.__init__).parameters
-        return k8s.Provider(reg.name, **{k: v for k, v in _kwargs(reg.inputs).items() if k in accepted}, opts=opts)
+        # A provider's inputs are recorded as the engine gets them, booleans as strings.
+        kwargs = {k: {"true": True, "false": False}.get(v, v) for k, v in _kwargs(reg.inputs).items() if k in accepted}
+        return k8s.Provider(reg.name, **kwargs, opts=opts)
     if token == "kubernetes:helm.sh/v3:Release":
         return k8s.helm.v3.Release(reg.name, **_kwargs(reg.inputs, ("compat",)), opts=opts)
     if token.startswith(

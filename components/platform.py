@@ -7,11 +7,13 @@ import pulumi
 from components.gateway.component import InferenceGateway
 from components.inference.claims import WeightClaims
 from components.inference.disaggregated import DisaggregatedModel
+from components.inference.gang_reason import ClusterAccess
 from components.inference.model_objects import ModelDependencies
 from components.inference.multi_node import MultiNodeModel
 from components.inference.single_node import SingleNodeModel
 from components.isolation.component import TenantIsolation
 from components.kubernetes.ledger import recording
+from components.kubernetes.objects import force_ownership
 from components.kubernetes.provider import BoundaryGate, kubernetes_provider
 from components.observability.component import Observability
 from components.scheduling.lws import LwsInstall
@@ -47,7 +49,11 @@ class GpuPlatform(pulumi.ComponentResource):
         self.register_outputs({"endpoints": self.endpoints, "queues": self.queues})
 
     def _build(self, name: str, spec: PlatformSpec, provider: pulumi.ProviderResource) -> None:
-        child = pulumi.ResourceOptions(parent=self, providers=[provider])
+        # Children inherit the transformation: every object is applied forced when the stack says so.
+        forced: list[pulumi.ResourceTransformation] = (
+            [force_ownership] if spec.config.cluster.force_field_ownership else []
+        )
+        child = pulumi.ResourceOptions(parent=self, providers=[provider], transformations=forced)
 
         # What the Queues, HyperNodes and monitors wait for: the chart, or the policy of a Volcano
         # installed elsewhere.
@@ -67,6 +73,8 @@ class GpuPlatform(pulumi.ComponentResource):
         if spec.claims:
             WeightClaims("claims", spec, dict(tenants.namespaces), child)
 
+        cluster = spec.config.cluster
+        access = ClusterAccess(cluster.kubeconfig.get_secret_value() if cluster.kubeconfig else None, cluster.context)
         for model in spec.models.values():
             deps = ModelDependencies(
                 namespace=tenants.namespaces[model.namespace],
@@ -76,6 +84,7 @@ class GpuPlatform(pulumi.ComponentResource):
                 lws=lws.release if lws is not None and model.config.uses_lws else None,
                 observability=spec.config.observability,
                 wake_up=wake_up_query(spec.gateway, model),
+                access=access,
             )
             if model.disaggregated:
                 DisaggregatedModel(f"model-{model.name}", model, deps, child)

@@ -10,7 +10,7 @@ text="$(cat "$file")"
 if [ "${#text}" -gt "$limit" ]; then
   text="[... the first $(( ${#text} - limit )) characters are cut; the full output is in the job log ...]"$'\n'"${text: -$limit}"
 fi
-longest="$(printf '%s\n' "$text" | grep -o '`\+' | awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }')"
+longest="$(printf '%s\n' "$text" | { grep -o '`\+' || true; } | awk '{ if (length($0) > n) n = length($0) } END { print n + 0 }')"
 count=$(( longest >= 3 ? longest + 1 : 3 ))
 fence="$(printf '%*s' "$count" '' | tr ' ' '`')"
 printf '### %s\n\n%s\n%s\n%s\n' "$title" "$fence" "$text" "$fence"

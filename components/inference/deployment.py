@@ -25,17 +25,18 @@ def deployment_manifest(model: ModelSpec) -> dict[str, Any]:
                 "rollingUpdate": {"maxUnavailable": rollout.max_unavailable, "maxSurge": rollout.max_surge},
             },
             # Loading weights can outlast the default 10-minute progress deadline.
-            "progressDeadlineSeconds": cfg.startup.load_timeout_seconds + 600,
+            "progressDeadlineSeconds": cfg.startup.load_timeout_seconds + cfg.startup.place_timeout_seconds,
             "template": pod_template(model, "server"),
         },
     }
 
 
 def rollout_timeouts(model: ModelSpec) -> tuple[str, str]:
-    """How long `pulumi up` may wait for a Deployment (create, update). Replicas load their weights
-    in parallel on create; an update replaces `maxUnavailable` of them at a time."""
+    """How long `pulumi up` may wait for a model's workload (create, update): placing and pulling,
+    then loading. Replicas load their weights in parallel on create; an update replaces
+    `maxUnavailable` of them at a time."""
     cfg = model.config
-    load = cfg.startup.load_timeout_seconds
+    load, place = cfg.startup.load_timeout_seconds, cfg.startup.place_timeout_seconds
     step = cfg.rollout.max_unavailable if isinstance(cfg.rollout.max_unavailable, int) else 1
     rounds = -(-max(cfg.planned_replicas, 1) // max(step, 1))
-    return f"{load + 600}s", f"{rounds * load + 600}s"
+    return f"{load + place}s", f"{rounds * load + place}s"

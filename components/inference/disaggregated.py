@@ -10,6 +10,7 @@ from components.inference.model_objects import (
     DISAGGREGATED_TYPE,
     ModelDependencies,
     autoscaled_options,
+    awaited,
     register_autoscaler,
     register_service,
 )
@@ -44,7 +45,12 @@ class DisaggregatedModel(pulumi.ComponentResource):
                 lws = custom_resource(
                     f"{prefix}-lws",
                     leaderworkerset_manifest(view),
-                    merged(after_group, pulumi.ResourceOptions(delete_before_replace=True), autoscaled_options(view)),
+                    merged(
+                        after_group,
+                        pulumi.ResourceOptions(delete_before_replace=True),
+                        awaited(view, deps.access),
+                        autoscaled_options(view),
+                    ),
                 )
                 register_autoscaler(prefix, view, deps, pulumi.ResourceOptions(parent=self, depends_on=[lws]))
         self.register_outputs({"service": register_service(name, model, child)})

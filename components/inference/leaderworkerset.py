@@ -7,7 +7,8 @@ from typing import Any
 from components.inference.metadata import replicas_field, workload_metadata
 from components.inference.pod_template import pod_template
 from config.spec.model import ModelSpec
-from config.upstream.lws import LWS_API_VERSION
+from config.upstream.kubernetes import WAIT_FOR_ANNOTATION
+from config.upstream.lws import LWS_API_VERSION, LWS_AVAILABLE
 from config.upstream.volcano import QUEUE_ANNOTATION
 
 
@@ -17,9 +18,13 @@ def leaderworkerset_manifest(model: ModelSpec) -> dict[str, Any]:
     cfg = model.config
     metadata = workload_metadata(model)
     metadata["name"] = model.workload_name
+    # `pulumi up` waits until every group runs (LWS sets `Available` once every replica's pods are
+    # ready: sigs.k8s.io/lws pkg/controllers/leaderworkerset_controller.go), so a gang Volcano cannot
+    # place fails the update, naming the LeaderWorkerSet, instead of leaving it green and Pending.
+    metadata["annotations"] = {**metadata.get("annotations", {}), WAIT_FOR_ANNOTATION: LWS_AVAILABLE}
     if not model.own_pod_group:
         # LWS gang scheduling reads the queue from the LeaderWorkerSet itself.
-        metadata["annotations"] = {**metadata.get("annotations", {}), QUEUE_ANNOTATION: model.queue}
+        metadata["annotations"][QUEUE_ANNOTATION] = model.queue
     return {
         "apiVersion": LWS_API_VERSION,
         "kind": "LeaderWorkerSet",

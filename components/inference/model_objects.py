@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import pulumi
 
 from components.inference.autoscaler import autoscaler_manifest
+from components.inference.deployment import rollout_timeouts
+from components.inference.gang_reason import ClusterAccess, gang_error_hook
 from components.inference.service import service_manifest
 from components.kubernetes.objects import adoptable, adopted, custom_resource, merged
 from components.kubernetes.resource import HORIZONTAL_POD_AUTOSCALER, SERVICE, KubernetesResource
@@ -29,6 +31,8 @@ class ModelDependencies:
     observability: ObservabilityConfig | None = None
     wake_up: str | None = None
     """The query of the requests its router holds (a model behind the gateway)."""
+    access: ClusterAccess | None = None
+    """How the stack reaches the cluster, to say why a gang did not start."""
 
     def resources(self) -> list[pulumi.Resource]:
         return [self.namespace, self.queue, self.priority_class, *self.secrets]
@@ -58,6 +62,20 @@ def kind_change_alias(opts: pulumi.ResourceOptions | None, previous_type: str) -
     to the children, so a Service that keeps its name is updated in place instead of being
     created again (which would fail: the name is still taken) and then deleted."""
     return merged(opts or pulumi.ResourceOptions(), pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=previous_type)]))
+
+
+def awaited(model: ModelSpec, access: ClusterAccess | None = None) -> pulumi.ResourceOptions:
+    """How long `pulumi up` waits for a model's workload to run: its placing and pulling budget,
+    then its load budget (a Deployment's rollout, a LeaderWorkerSet's `Available`). Given the
+    cluster's access, a LeaderWorkerSet in a PodGroup of the platform says, when the wait fails,
+    what its PodGroup says (`gang_reason`)."""
+    create, update = rollout_timeouts(model)
+    waits = pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(create=create, update=update))
+    if access is None or not (model.has_pod_group or model.slice_index is not None):
+        return waits
+    return merged(
+        waits, gang_error_hook(access, model.namespace, model.workload_name, model.pod_group_name, model.name)
+    )
 
 
 def register_autoscaler(name: str, model: ModelSpec, deps: ModelDependencies, opts: pulumi.ResourceOptions) -> None:

@@ -10,6 +10,7 @@ from components.inference.model_objects import (
     SINGLE_NODE_TYPE,
     ModelDependencies,
     autoscaled_options,
+    awaited,
     kind_change_alias,
     register_autoscaler,
     register_service,
@@ -50,6 +51,7 @@ class MultiNodeModel(pulumi.ComponentResource):
             merged(
                 child,
                 pulumi.ResourceOptions(delete_before_replace=True),
+                awaited(model, deps.access),
                 adopted("workload" in model.config.adopt, workload),
                 autoscaled_options(model),
             ),

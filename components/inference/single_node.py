@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pulumi
 
-from components.inference.deployment import deployment_manifest, rollout_timeouts
+from components.inference.deployment import deployment_manifest
 from components.inference.model_objects import (
     MULTI_NODE_TYPE,
     SINGLE_NODE_TYPE,
     ModelDependencies,
     autoscaled_options,
+    awaited,
     kind_change_alias,
     register_autoscaler,
     register_service,
@@ -29,7 +30,6 @@ class SingleNodeModel(pulumi.ComponentResource):
         super().__init__(SINGLE_NODE_TYPE, name, None, kind_change_alias(opts, MULTI_NODE_TYPE))
         child = pulumi.ResourceOptions(parent=self, depends_on=deps.resources())
         manifest = adoptable("workload" in model.config.adopt, deployment_manifest(model))
-        create, update = rollout_timeouts(model)
         deployment = KubernetesResource(
             f"{name}-deployment",
             DEPLOYMENT,
@@ -38,9 +38,8 @@ class SingleNodeModel(pulumi.ComponentResource):
             # weights outlasts the provider's 10-minute wait, so the wait follows the load budget.
             merged(
                 child,
-                pulumi.ResourceOptions(
-                    delete_before_replace=True, custom_timeouts=pulumi.CustomTimeouts(create=create, update=update)
-                ),
+                pulumi.ResourceOptions(delete_before_replace=True),
+                awaited(model),
                 adopted("workload" in model.config.adopt, manifest),
                 autoscaled_options(model),
             ),

@@ -109,3 +109,19 @@ def adopted(adopt: bool, manifest: dict[str, Any]) -> pulumi.ResourceOptions:
     metadata = manifest["metadata"]
     namespace = metadata.get("namespace")
     return pulumi.ResourceOptions(import_=f"{namespace}/{metadata['name']}" if namespace else metadata["name"])
+
+
+def force_ownership(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+    """`cluster.forceFieldOwnership`: every Kubernetes object applied with `pulumi.com/patchForce`,
+    which the provider honours on every kind (`patchForce` in pulumi-kubernetes
+    provider/pkg/await/await.go, read for creates and server-side-apply updates alike): a field
+    another manager holds is taken over instead of failing the apply with a conflict. Helm
+    releases and the provider have no such annotation."""
+    if not args.type_.startswith("kubernetes:") or args.type_ == "kubernetes:helm.sh/v3:Release":
+        return None
+    metadata = args.props.get("metadata")
+    if not isinstance(metadata, dict):
+        return None
+    annotations = {**(metadata.get("annotations") or {}), PATCH_FORCE_ANNOTATION: "true"}
+    props = {**args.props, "metadata": {**metadata, "annotations": annotations}}
+    return pulumi.ResourceTransformationResult(props, args.opts)

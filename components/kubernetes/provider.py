@@ -71,5 +71,9 @@ def kubernetes_provider(
         else cluster.identifier or stack,
         # Unset unless the stack chooses, so a stack that never did keeps its provider unchanged.
         helm_release_settings=k8s.HelmReleaseSettingsArgs(driver=storage) if storage else None,
+        # A rotated secret value updates its Secret in place; by default the provider replaces it,
+        # deleting the named Secret before creating it again, a window in which a pod starting
+        # finds none (pulumi-kubernetes provider/pkg/provider/diff.go, since 4.18.0).
+        enable_secret_mutable=True,
         opts=opts,
     )

@@ -13,6 +13,7 @@ from components.scheduling.volcano_values import scheduler_conf_text, volcano_va
 from components.secrets import chart_login, platform_pull_secret
 from config.spec.images import volcano_chart, volcano_pull_secret
 from config.spec.platform import PlatformSpec
+from config.upstream.kubernetes import PATCH_FORCE_ANNOTATION
 from config.upstream.volcano import CONTROLLER_CONFIG_MAP, SCHEDULER_CONFIG_MAP, VOLCANO_NAMESPACE, VOLCANO_RELEASE
 
 
@@ -53,12 +54,18 @@ class VolcanoInstall(pulumi.ComponentResource):
         self.register_outputs({"release": VOLCANO_RELEASE, "namespace": VOLCANO_NAMESPACE})
 
 
+FORCED = {"annotations": {PATCH_FORCE_ANNOTATION: "true"}}
+
+
 class VolcanoPolicy(pulumi.ComponentResource):
     """The scheduler policy of a Volcano installed elsewhere (`volcano.install: false`): the
     scheduler's conf key of the ConfigMap its Deployment mounts, and the controller's discovery
     conf when the controller builds the HyperNodes, each a server-side-apply patch of that key
     alone, so the install's other keys and its own field manager are left alone. The scheduler
     reloads its conf when the mounted file changes (pkg/scheduler/scheduler.go, watchSchedulerConf).
+    Both keys are the stack's outright (`pulumi.com/patchForce`): a hand edit (`kubectl edit`, an
+    ops console's apply) is taken back by the next `pulumi up` instead of failing it with a
+    field conflict, as the node labels and the `default` queue are.
     """
 
     scheduler_conf: KubernetesResource
@@ -71,7 +78,7 @@ class VolcanoPolicy(pulumi.ComponentResource):
             f"{name}-scheduler-conf",
             CONFIG_MAP_PATCH,
             {
-                "metadata": {"name": config_map, "namespace": VOLCANO_NAMESPACE},
+                "metadata": {"name": config_map, "namespace": VOLCANO_NAMESPACE, **FORCED},
                 "data": {key: scheduler_conf_text(spec)},
             },
             child,
@@ -82,7 +89,10 @@ class VolcanoPolicy(pulumi.ComponentResource):
             KubernetesResource(
                 f"{name}-controller-conf",
                 CONFIG_MAP_PATCH,
-                {"metadata": {"name": config_map, "namespace": VOLCANO_NAMESPACE}, "data": {key: dump(controller)}},
+                {
+                    "metadata": {"name": config_map, "namespace": VOLCANO_NAMESPACE, **FORCED},
+                    "data": {key: dump(controller)},
+                },
                 child,
             )
         self.register_outputs({"namespace": VOLCANO_NAMESPACE})

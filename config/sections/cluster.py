@@ -107,6 +107,15 @@ class ClusterConfig(ConfigModel):
     while a chart is installed; new clusters set `configmap`, installed ones move their records
     first (docs/operations.md, "Helm release records")."""
 
+    force_field_ownership: bool = False
+    """Apply every object with `pulumi.com/patchForce`, so fields another field manager took over
+    (an ops console's server-side apply, a script's PUT, an `kubectl edit` under another name) are
+    taken back by the next `pulumi up --refresh` instead of failing it, and every later preview,
+    with a field conflict. It overwrites what was changed on the cluster by hand, on purpose or
+    not: turn it on in a reviewed change, once `preflight` has listed the fields other managers
+    hold (docs/operations.md, "Drift"). The scheduler policy keys and the node labels are always
+    the stack's outright."""
+
     gpu_resource: ExtendedResourceName = "nvidia.com/gpu"
     """Extended resource name of the cluster's accelerators (`nvidia.com/gpu`, `amd.com/gpu`,
     `huawei.com/Ascend910`, a vendor name such as `mars-tech.com/gpu`). Models, quotas and the

@@ -163,6 +163,11 @@ class StartupConfig(ConfigModel):
     load_timeout_seconds: Annotated[int, Field(ge=30, le=24 * 3600)] = 1800
     """Budget for loading the weights before the pod counts as failed (startupProbe on
     `/health`; also raises `VLLM_ENGINE_READY_TIMEOUT_S`)."""
+    place_timeout_seconds: Annotated[int, Field(ge=30, le=24 * 3600)] = 600
+    """Budget for placing the pods (a gang waits for room in its domain) and pulling the image,
+    before loading starts. `pulumi up` waits this plus the load budget for the model to run (a
+    Deployment's replicas ready, every LeaderWorkerSet `Available`), and fails when it does not,
+    naming the object and, for a gang, what Volcano wrote on its PodGroup."""
     probe_period_seconds: Annotated[int, Field(ge=1, le=300)] = 10
     """Period of the startup, readiness and liveness probes."""
 

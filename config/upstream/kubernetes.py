@@ -6,6 +6,9 @@ from typing import Final
 
 MULTUS_ANNOTATION: Final = "k8s.v1.cni.cncf.io/networks"
 WAIT_FOR_ANNOTATION: Final = "pulumi.com/waitFor"
+"""The provider waits for it (`jsonpath=` or `condition=`, on any kind) until the resource's
+custom timeout, and fails the step naming the object (pulumi-kubernetes provider/pkg/metadata/
+overrides.go, pkg/await/condition)."""
 PATCH_FORCE_ANNOTATION: Final = "pulumi.com/patchForce"
 # pulumi-kubernetes waits up to 10 minutes for Deployments and Services to become ready.
 SKIP_AWAIT_ANNOTATION: Final = "pulumi.com/skipAwait"

@@ -13,6 +13,10 @@ LWS_DEFAULT_VERSION: Final = "0.10.0"
 LWS_NAMESPACE: Final = "lws-system"
 LWS_RELEASE: Final = "lws"
 LWS_API_VERSION: Final = "leaderworkerset.x-k8s.io/v1"
+# The condition LWS sets once every replica's pods are ready (its controller's
+# `LeaderWorkerSetAvailable`, api/leaderworkerset/v1/leaderworkerset_types.go), as the provider's
+# await reads it.
+LWS_AVAILABLE: Final = "condition=Available"
 LWS_NAME_LABEL: Final = "leaderworkerset.sigs.k8s.io/name"
 LWS_WORKER_INDEX_LABEL: Final = "leaderworkerset.sigs.k8s.io/worker-index"
 LWS_GROUP_INDEX_LABEL: Final = "leaderworkerset.sigs.k8s.io/group-index"

@@ -38,6 +38,8 @@ VOLCANO_SCHEDULER_NAME: Final = "volcano"
 
 QUEUE_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
 PODGROUP_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
+PODGROUP_PLURAL: Final = "podgroups.scheduling.volcano.sh"
+"""The PodGroup kind as kubectl names it without ambiguity (Kubernetes' scheduler-plugins has one too)."""
 HYPERNODE_API_VERSION: Final = "topology.volcano.sh/v1alpha1"
 
 # Queues the scheduler creates itself; creating them again fails, so they are only ever patched.

@@ -16,6 +16,7 @@ from live.cluster_state import ClusterState
 from live.preflight.autoscalers import check_autoscalers
 from live.preflight.capacity import check_capacity
 from live.preflight.claims import check_claims
+from live.preflight.drift import check_drift
 from live.preflight.gateway import check_gateway
 from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.installs import check_installs, check_prerequisites
@@ -36,6 +37,7 @@ def preflight(spec: PlatformSpec, rendered: Rendered, state: ClusterState) -> Re
     check_taints(spec, state, report)
     check_claims(spec, state, report)
     check_existing_objects(spec, rendered, state, report)
+    check_drift(spec, rendered, state, report)
     check_installs(spec, rendered, state, report)
     check_prerequisites(spec, rendered, state, report)
     check_capacity(spec, state, report)

@@ -44,6 +44,11 @@ def _differences(desired: Any, live: Any, path: str = "") -> Iterator[str]:
         yield f"{path}: {json.dumps(live)} -> {json.dumps(desired)}"
 
 
+def differences(obj: RenderedObject, live: dict[str, Any]) -> list[str]:
+    """`<field>: <live> -> <rendered>` for every field the stack sets that the live object has otherwise."""
+    return list(_differences(_comparable(obj.manifest), live))
+
+
 def comparable_value(value: Any) -> Any:
     """Quantities and numbers compare by value (`8` and `"8"`, `64Gi` and `68719476736`)."""
     if isinstance(value, bool) or value is None or isinstance(value, (dict, list)):
@@ -92,7 +97,7 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                     )
                 )
             continue
-        differences = list(_differences(_comparable(obj.manifest), live))
+        changed = differences(obj, live)
         fixed = [
             f"{dotted}: {json.dumps(dotted_get(live, dotted))} -> {json.dumps(dotted_get(obj.manifest, dotted))}"
             for dotted in fixed_field_changes(
@@ -117,7 +122,7 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
             )
         elif obj.file in imports:
             adopting.append(subject)
-            owned = [(line, field_managers(live, line.split(": ", 1)[0])) for line in differences]
+            owned = [(line, field_managers(live, line.split(": ", 1)[0])) for line in changed]
             foreign = sorted({m for _, managers in owned for m in managers if not m.startswith(TAKEN_OVER_MANAGERS)})
             if foreign:
                 report.add(
@@ -133,7 +138,7 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                         listed([f"{line} (owned by {', '.join(m) or 'no manager'})" for line, m in owned]),
                     )
                 )
-            elif differences:
+            elif changed:
                 report.add(
                     Finding(
                         "adopt-updates",
@@ -153,7 +158,7 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                     "already exists and is not managed by this stack; `pulumi up` would fail with AlreadyExists",
                     f"adopt it with `{setting}` (`pulumi up` then imports it and updates the fields below in "
                     "place), or delete it",
-                    listed(differences) or ("no field differs: it is adopted as it is",),
+                    listed(changed) or ("no field differs: it is adopted as it is",),
                 )
             )
     if adopting:

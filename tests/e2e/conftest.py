@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.binaries import BuildError, programs
-from tests.e2e.cluster import LocalCluster
+from sandbox.cluster import LocalCluster
+from sandbox.programs import BuildError, programs
 
 _CLUSTERS: list[LocalCluster] = []
 EXTRA_LOGS: list[Path] = []

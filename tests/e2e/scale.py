@@ -9,18 +9,21 @@ server's memory; the end-to-end test asserts on it and `bench/real_up.py` record
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.synthetic import Size, synthetic_stack
-from tests.e2e.cluster import LocalCluster
-from tests.e2e.pulumi_cli import PulumiStack
+from cli.preview_report import report
+from sandbox.cluster import LocalCluster
+from sandbox.pulumi_cli import PulumiStack
 
 SIZE = Size(
     "e2e", zones=1, spines_per_zone=5, leaves_per_spine=10, nodes_per_leaf=20, orgs=5, teams_per_org=4, models=100
 )
 GPU = "nvidia.com/gpu"
+EDITED_TENANT = "org-0"
 
 
 def scale_config(kubeconfig: Path) -> dict[str, Any]:
@@ -59,7 +62,9 @@ def rss_mb(cluster: LocalCluster, name: str) -> float:
     return 0.0
 
 
-def run(folder: Path, programs: dict[str, Path]) -> dict[str, Any]:
+def run(folder: Path, programs: dict[str, Path], measure_text: bool = False) -> dict[str, Any]:
+    """The figures of one run; `measure_text` also times the `--refresh --diff` text preview the
+    pull requests' comment was once made of (for the benchmark)."""
     cluster = LocalCluster(folder, programs)
     figures: dict[str, Any] = {"nodes": SIZE.nodes, "models": SIZE.models}
     try:
@@ -76,6 +81,7 @@ def run(folder: Path, programs: dict[str, Path]) -> dict[str, Any]:
         figures["preview_s"] = round(time.perf_counter() - started, 1)
         figures["preview_clean"] = preview.returncode == 0
         figures["preview_tail"] = preview.output[-3000:] if preview.returncode else ""
+        figures.update(_day_two(stack, cluster, measure_text))
         figures["apiserver_peak_rss_mb"] = round(rss_mb(cluster, "kube-apiserver"))
         figures["etcd_peak_rss_mb"] = round(rss_mb(cluster, "etcd"))
         figures["scheduler_peak_rss_mb"] = round(rss_mb(cluster, "vc-scheduler"))
@@ -91,9 +97,37 @@ def run(folder: Path, programs: dict[str, Path]) -> dict[str, Any]:
     return figures
 
 
+def _day_two(stack: PulumiStack, cluster: LocalCluster, measure_text: bool) -> dict[str, Any]:
+    """What every pull request's preview runs (`--refresh`, its JSON made into the comment by
+    `cli.preview_report`), then a one-line edit (a queue's weight) applied with `up --refresh`."""
+    figures: dict[str, Any] = {}
+    args = ("preview", "--refresh", "--non-interactive", "--json")
+    started = time.perf_counter()
+    preview = stack.program_command(*args)
+    figures["preview_refresh_json_s"] = round(time.perf_counter() - started, 1)
+    figures["preview_json_bytes"] = len(preview.stdout.encode())
+    figures["comment_bytes_unchanged"] = len(report(json.loads(preview.stdout)).encode())
+    if measure_text:
+        started = time.perf_counter()
+        text = stack.preview("--refresh")
+        figures["preview_refresh_diff_s"] = round(time.perf_counter() - started, 1)
+        figures["preview_refresh_diff_bytes"] = len(text.output.encode())
+    edited = scale_config(cluster.kubeconfig)
+    edited["tenants"][EDITED_TENANT]["queue"]["weight"] = 3
+    stack.write_config(edited)
+    changed = report(json.loads(stack.program_command(*args).stdout))
+    figures["comment_first_line_after_edit"] = changed.splitlines()[0]
+    figures["comment_bytes_after_edit"] = len(changed.encode())
+    started = time.perf_counter()
+    stack.program_command("up", "--yes", "--skip-preview", "--refresh", "--non-interactive")
+    figures["small_edit_up_refresh_s"] = round(time.perf_counter() - started, 1)
+    figures["edit_applied"] = cluster.get_json("queues.scheduling.volcano.sh", EDITED_TENANT)["spec"]["weight"] == 3
+    return figures
+
+
 def _all_running(cluster: LocalCluster) -> bool:
-    """Every pod Running: the LeaderWorkerSets' pods are still being placed after `up`, which
-    awaits Deployments but not custom resources."""
+    """Every pod Running (a LeaderWorkerSet is `Available` once its groups are ready; the
+    pods Volcano still places after that are counted here)."""
     pods = cluster.get_json("pods", "-A")["items"]
     return bool(pods) and all(p["status"].get("phase") == "Running" for p in pods)
 

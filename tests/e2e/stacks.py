@@ -7,7 +7,6 @@ installed elsewhere (the e2e cluster runs them as processes): `volcano.install: 
 
 from __future__ import annotations
 
-import copy
 import io
 import tarfile
 from pathlib import Path
@@ -15,19 +14,14 @@ from typing import Any
 
 import yaml
 
+from sandbox.stacks import sandbox_config
 from tests.conftest import PROJECT_DIR, stack_raw
 
 
 def e2e_config(stack: str, kubeconfig: Path, changes: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The committed stack's config (includes merged) for the e2e cluster."""
-    raw = copy.deepcopy(stack_raw(stack))
-    cluster = raw.setdefault("cluster", {})
-    cluster.pop("context", None)
-    cluster["kubeconfig"] = str(kubeconfig)
-    volcano = {k: v for k, v in (raw.get("volcano") or {}).items() if k in ("version", "scheduler")}
-    raw["volcano"] = {**volcano, "install": False}
-    raw["lws"] = {"install": False}
-    raw.pop("secrets", None)  # set encrypted under the e2e passphrase (`secret_names`)
+    """The committed stack's config (includes merged) for the e2e cluster, as a sandbox gets it
+    (its `secrets` are set encrypted under the e2e passphrase: `secret_names`)."""
+    raw = sandbox_config(stack_raw(stack), kubeconfig)
     for key, value in (changes or {}).items():
         raw[key] = value
     return raw

@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from offline.render import render_stack
+from sandbox.cluster import LocalCluster
+from sandbox.pulumi_cli import PulumiStack
 from tests.conftest import PROJECT_DIR
-from tests.e2e.cluster import LocalCluster
 from tests.e2e.conftest import start_cluster
-from tests.e2e.pulumi_cli import PulumiStack
 from tests.e2e.stacks import dev_nodes, e2e_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.cluster import LocalCluster
+from sandbox.cluster import LocalCluster
+from sandbox.pulumi_cli import PulumiStack
 from tests.e2e.conftest import start_cluster
-from tests.e2e.pulumi_cli import PulumiStack
 from tests.e2e.stacks import e2e_config, recorded_nodes, secret_names
 from tests.e2e.test_example_cluster import mended
 

@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from config.platform_labels import SERVING_ROLE_LABEL, SLICE_LABEL
+from sandbox.cluster import LocalCluster
+from sandbox.pulumi_cli import PulumiStack
 from tests.conftest import PROJECT_DIR, TOOL
-from tests.e2e.cluster import LocalCluster
 from tests.e2e.conftest import start_cluster
-from tests.e2e.pulumi_cli import PulumiStack
 from tests.e2e.stacks import e2e_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]

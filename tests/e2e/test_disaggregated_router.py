@@ -56,16 +56,9 @@ import yaml
 from offline.isolation.engine import evaluate
 from offline.isolation.flows import truth_table
 from offline.render import StackRender, render_stack
+from sandbox.api import PREVIEW_TOKEN, PREVIEW_USER, WORKLOAD_TOKEN, WORKLOAD_USER, free_port
+from sandbox.cluster import PROJECT, LocalCluster
 from tests.conftest import stack_raw, write_stack
-from tests.e2e.cluster import (
-    PREVIEW_TOKEN,
-    PREVIEW_USER,
-    PROJECT,
-    WORKLOAD_TOKEN,
-    WORKLOAD_USER,
-    LocalCluster,
-    free_port,
-)
 from tests.e2e.conftest import start_cluster
 from tests.e2e.processes import Gateway, Processes, local_arguments, scrape, total
 from tests.e2e.stacks import dev_nodes

@@ -21,10 +21,11 @@ import pytest
 from live.cluster_state import ClusterState
 from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.report import Report
+from sandbox.api import PREVIEW_TOKEN, PREVIEW_USER
+from sandbox.cluster import LocalCluster
+from sandbox.pulumi_cli import PulumiStack
 from tests.conftest import PROJECT_DIR, TOOL
-from tests.e2e.cluster import PREVIEW_TOKEN, PREVIEW_USER, LocalCluster
 from tests.e2e.conftest import start_cluster
-from tests.e2e.pulumi_cli import PulumiStack
 from tests.e2e.stacks import e2e_config, recorded_nodes, secret_names, stand_in_chart
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]

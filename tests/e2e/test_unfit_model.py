@@ -1,11 +1,12 @@
 """A model that cannot fit on the cluster as it is, for real: the what-if says it waits before the
-change, `pulumi up` applies it, and Volcano's scheduler leaves its gang Pending with an
+change, `pulumi up` applies it and fails once the model's budgets are spent (the LeaderWorkerSet is
+never `Available`), naming it, while Volcano's scheduler leaves its gang Pending with an
 Unschedulable condition on its PodGroup.
 
 The dev cluster (four nodes of two GPUs under one leaf) runs the dev stack's one-GPU model; the
 change adds a four-node model of two GPUs per node held inside the leaf (hard, tier 1). It would
-fit the empty leaf, so the offline checks accept it, but one node has a GPU taken: the gang waits.
-`up` does not wait for a LeaderWorkerSet's pods, so it completes.
+fit the empty leaf, so the offline checks accept it, but one node has a GPU taken: the gang waits,
+and the failed `up` says what the PodGroup says (its `Unschedulable` condition) and names `explain`.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from sandbox.cluster import LocalCluster
+from sandbox.pulumi_cli import PulumiStack
 from tests.conftest import PROJECT_DIR, TOOL
-from tests.e2e.cluster import LocalCluster
 from tests.e2e.conftest import start_cluster
-from tests.e2e.pulumi_cli import PulumiStack
 from tests.e2e.stacks import dev_nodes, e2e_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
@@ -41,7 +42,8 @@ def with_wide_model(kubeconfig: Path) -> dict[str, Any]:
         "engine": {"tensorParallelSize": 2, "pipelineParallelSize": 4},
         "topology": {"mode": "hard", "highestTier": 1},
         "priorityClass": "p2-normal",
-        "startup": {"loadTimeoutSeconds": 600},
+        # `pulumi up` waits placing plus loading: a minute here.
+        "startup": {"loadTimeoutSeconds": 30, "placeTimeoutSeconds": 30},
     }
     return raw
 
@@ -69,7 +71,12 @@ def test_a_gang_that_cannot_fit_waits_as_the_whatif_said(cluster: LocalCluster, 
     verdict = next(v for v in json.loads(result.stdout)["models"] if v["model"] == GANG)
     assert verdict["verdict"] == "waits", verdict
 
-    stack.up()
+    failed = stack.up(check=False)
+    assert failed.returncode != 0, failed.output[-3000:]
+    assert f"{GANG}" in failed.output and "timed out waiting for the condition" in failed.output, failed.output[-3000:]
+    # The error hook read the PodGroup the scheduler left waiting and said why, with where to ask.
+    assert f"PodGroup team-a/{GANG}: phase " in failed.output, failed.output[-3000:]
+    assert "Unschedulable" in failed.output and f"volcano-platform explain {GANG} --stack {STACK}" in failed.output
 
     def unschedulable() -> dict[str, Any] | None:
         for group in cluster.get_json("podgroups.scheduling.volcano.sh", "-n", "team-a")["items"]:

@@ -32,11 +32,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("offline",),
     ("live",),
     ("whatif",),
+    ("sandbox",),
     ("cli", "offline.__main__", "live.__main__"),
     ("bench",),
     ("__main__",),
 )
-PACKAGES = ("config", "components", "policy", "offline", "live", "whatif", "cli", "bench")
+PACKAGES = ("config", "components", "policy", "offline", "live", "whatif", "sandbox", "cli", "bench")
 MAX_MODULES_PER_FOLDER = 17  # whatif/scheduler: one module per concept of Volcano's scheduler
 MAX_LINES_PER_MODULE = 420
 

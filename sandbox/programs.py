@@ -6,7 +6,7 @@ Each folder of `real-cluster/` is a Go module of the project's (its own `go.mod`
 finds every program built and an edited `go.sum` builds that module anew. Building needs Go and the
 Go module proxy (or a module cache holding the modules).
 
-    .venv/bin/python -m tests.e2e.binaries     # `make real-cluster`: build (or find) them all
+    .venv/bin/python -m sandbox.programs     # `make real-cluster`: build (or find) them all
 """
 
 from __future__ import annotations
@@ -20,12 +20,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from whatif.volcano.build import APIS, cache_dir
+from offline.programs.build import PROJECT_DIR, cache_dir
 
-SOURCE = Path(__file__).resolve().parents[2] / "real-cluster"
+APIS = PROJECT_DIR / "volcano-apis"
+"""The volcano.sh/apis stand-in the control plane's Volcano build shares with volcano-session."""
+
+SOURCE = Path(__file__).resolve().parents[1] / "real-cluster"
 BUILD_TIMEOUT_SECONDS = 3600
 
 
@@ -121,10 +125,13 @@ def _build(module: Module, target: Path) -> None:
         os.replace(out, target)
 
 
-def programs() -> dict[str, Path]:
-    """Every program by name, each module built first if needed."""
+def programs(progress: Callable[[str], None] | None = None) -> dict[str, Path]:
+    """Every program by name, each module built first if needed (`progress` is told of each build
+    before it starts: the first one of a machine takes many minutes)."""
     found: dict[str, Path] = {}
     for module in modules():
+        if progress is not None and not module.folder_path().is_dir():
+            progress(f"building {module.folder} ({', '.join(module.programs)}) from its Go module")
         folder = ensure_built(module)
         found.update({name: folder / name for name in module.programs})
     return found

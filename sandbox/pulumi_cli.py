@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,9 +19,9 @@ from typing import Any
 import yaml
 
 from config.stack_file.includes import STACK_DIR_VARIABLE
-from tests.e2e.binaries import provider_version
+from sandbox.programs import provider_version
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[1]
 COMMAND_TIMEOUT_SECONDS = 1800
 
 
@@ -39,6 +39,23 @@ class Result:
 
 class PulumiError(Exception):
     pass
+
+
+POLICY_LAUNCHER = "volcano-platform-policy"
+
+
+def write_policy_launcher(folder: Path) -> Path:
+    """The project's policy pack as an executable analyzer, for `--policy-pack <this file>`. The CLI
+    runs a pack folder through the Python language plugin (pulumi pkg/resource/plugin/
+    analyzer_plugin.go, `NewPolicyAnalyzer`), which is not built here (its Go module is not served);
+    an executable it starts itself with the engine's address, as it starts a provider. This one
+    serves `policy/` with the project's Python through `pulumi.policy`, the SDK's own entry point
+    of Python packs, as the language plugin would."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / POLICY_LAUNCHER
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" -u -m pulumi.policy "$1" "{PROJECT / "policy"}"\n')
+    path.chmod(0o755)
+    return path
 
 
 @dataclass
@@ -63,6 +80,8 @@ class PulumiStack:
             # size; the final state is what the tests read.
             "PULUMI_SKIP_CHECKPOINTS": "true",
             STACK_DIR_VARIABLE: str(self.folder),
+            # The program's kubectl (what it reads when a gang does not start) is the cluster's own.
+            "PATH": os.pathsep.join([str(self.programs["kubectl"].parent), os.environ.get("PATH", "")]),
         }
 
     @classmethod
@@ -101,11 +120,11 @@ class PulumiStack:
         """A CLI command that runs no program."""
         return self._run([str(self.programs["pulumi"]), *args], check, timeout)
 
-    def program_command(self, *args: str, check: bool = True) -> Result:
+    def program_command(self, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> Result:
         """A CLI command that runs the program (`up`, `preview`, `destroy`, `refresh`), through a
-        language runtime of its own."""
+        language runtime of its own; `env` is added to the CLI's environment."""
         host = subprocess.Popen(
-            [sys.executable, "-m", "tests.e2e.language_host"],
+            [sys.executable, "-m", "sandbox.language_host"],
             cwd=PROJECT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -118,7 +137,7 @@ class PulumiStack:
             if not port.isdigit():
                 raise PulumiError(f"the language runtime did not start (it printed {port!r})")
             command = [str(self.programs["pulumi"]), *args, "--stack", self.stack, f"--client=127.0.0.1:{port}"]
-            return self._run(command, check, COMMAND_TIMEOUT_SECONDS)
+            return self._run(command, check, COMMAND_TIMEOUT_SECONDS, env)
         finally:
             assert host.stdin is not None
             host.stdin.close()
@@ -130,12 +149,23 @@ class PulumiStack:
     def preview(self, *extra: str, check: bool = True) -> Result:
         return self.program_command("preview", "--non-interactive", "--diff", *extra, check=check)
 
+    @property
+    def policy_pack(self) -> Path:
+        """The project's policy pack, for `--policy-pack`."""
+        return write_policy_launcher(self.folder.parent / "bin")
+
     def destroy(self, check: bool = True) -> Result:
         return self.program_command("destroy", "--yes", "--skip-preview", "--non-interactive", check=check)
 
-    def _run(self, command: list[str], check: bool, timeout: float) -> Result:
+    def _run(self, command: list[str], check: bool, timeout: float, env: Mapping[str, str] | None = None) -> Result:
         completed = subprocess.run(
-            command, cwd=self.folder, env=self.env, capture_output=True, text=True, timeout=timeout, check=False
+            command,
+            cwd=self.folder,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
         result = Result(command, completed.returncode, completed.stdout, completed.stderr)
         if check and completed.returncode != 0:

@@ -9,7 +9,7 @@ same gRPC service, the one its Automation API uses for inline programs
 plugin is only how the program is started: the engine, the config the CLI reads from the stack
 file, the resource monitor and the provider are the real ones.
 
-    python -m tests.e2e.language_host     # prints the port, serves until stdin closes
+    python -m sandbox.language_host     # prints the port, serves until stdin closes
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import sys
 from concurrent import futures
 from pathlib import Path
 
-import grpc
+import grpc  # type: ignore[import-untyped]
 from pulumi.automation._server import LanguageServer
 from pulumi.runtime.proto import language_pb2_grpc
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[1]
 
 
 def program() -> None:

@@ -14,13 +14,9 @@ Every process writes to its own log under the cluster's folder; `stop` ends them
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import random
 import signal
-import socket
-import ssl
 import subprocess
 import threading
 import time
@@ -33,35 +29,27 @@ from typing import Any
 
 import yaml
 
-from config.upstream.vendored import GATEWAY_API, GATEWAY_API_INFERENCE_EXTENSION, newest_vendored
-from config.upstream.volcano import SCHEDULER_CONFIG_MAP, VOLCANO_NAMESPACE
+from config.upstream.volcano import VOLCANO_NAMESPACE
+from sandbox.api import (
+    ADMIN_TOKEN,
+    PREVIEW_TOKEN,
+    PREVIEW_USER,
+    WORKLOAD_TOKEN,
+    WORKLOAD_USER,
+    Api,
+    ApiError,
+    Certificates,
+    KubectlError,
+    free_port,
+)
+from sandbox.crds import crd_documents
+from sandbox.scheduler_conf import DEFAULT_SCHEDULER_CONF, follow_scheduler_conf
+from sandbox.webhooks import AdmissionWebhooks
 
-PROJECT = Path(__file__).resolve().parents[2]
-VOLCANO_CRDS = PROJECT / "upstream" / "volcano-1.15.0" / "crd"
-LWS_CRDS = PROJECT / "upstream" / "lws-0.10.0" / "crd"
-
-
-def _newest_crds(project: str) -> Path:
-    newest = newest_vendored(project)
-    assert newest is not None, f"no upstream/{project}-<version>/ (`make upstream-generated`)"
-    return newest[1] / "crd"
-
-
-# The generated CRDs of what a cluster brings for the inference gateway (InferencePool,
-# InferenceObjective; GatewayClass, Gateway, HTTPRoute, ReferenceGrant): the versions the rendered
-# objects are validated against.
-INFERENCE_EXTENSION_CRDS = _newest_crds(GATEWAY_API_INFERENCE_EXTENSION)
-GATEWAY_API_CRDS = _newest_crds(GATEWAY_API)
+PROJECT = Path(__file__).resolve().parents[1]
 STAGES = Path(__file__).resolve().parent / "kwok-stages.yaml"
 FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 """KWOK manages exactly the nodes that carry this annotation."""
-ADMIN_TOKEN = "e2e-admin-token"
-"""A static token of the e2e cluster alone (loopback only, deleted with it)."""
-PREVIEW_USER, PREVIEW_TOKEN = "e2e-preview", "e2e-preview-token"
-"""A user with no rights but what a test binds to it (the preview identity)."""
-WORKLOAD_USER, WORKLOAD_TOKEN = "e2e-workload", "e2e-workload-token"
-"""A second user with no rights but what a test binds to it: a process that reads with a
-workload's Role beside one reading with the preview user's."""
 SERVICE_CIDR = "10.96.0.0/24"
 POD_CIDR = "10.244.0.0/16"
 """Status values only: nothing here connects to a pod or Service address."""
@@ -75,117 +63,6 @@ WHATIF_KINDS = (
 """What `volcano-platform whatif --help` tells a user to dump."""
 
 
-_HANDED_OUT: set[int] = set()
-
-
-def _ephemeral_start() -> int:
-    """The lowest port the kernel gives outgoing connections (Linux: 32768 unless configured)."""
-    try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def free_port() -> int:
-    """A loopback port free now, below the kernel's ephemeral range and not handed out before by
-    this process. A port the kernel picks (binding port 0) is in that range, where any outgoing
-    connection, such as the API server's to etcd, can take it as its local port before the
-    process given it binds it: LWS's metrics server once failed with "address already in use"."""
-    top = _ephemeral_start()
-    for _ in range(1000):
-        port = random.randrange(10000, top)
-        if port in _HANDED_OUT:
-            continue
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _HANDED_OUT.add(port)
-        return port
-    raise RuntimeError(f"no free loopback port between 10000 and {top}")
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-@dataclass(frozen=True)
-class Certificates:
-    """A CA, one serving certificate for 127.0.0.1 signed by it (the API server and every
-    webhook), and the service-account signing key pair."""
-
-    folder: Path
-
-    @classmethod
-    def make(cls, folder: Path) -> Certificates:
-        folder.mkdir(parents=True, exist_ok=True)
-        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
-                 "-days", "2", "-subj", "/CN=volcano-platform-e2e-ca", cwd=folder)  # fmt: skip
-        (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr",
-                 "-subj", "/CN=127.0.0.1", cwd=folder)  # fmt: skip
-        _openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                 "-out", "tls.crt", "-days", "2", "-extfile", "san.cnf", cwd=folder)  # fmt: skip
-        _openssl("genrsa", "-out", "sa.key", "2048", cwd=folder)
-        _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=folder)
-        return cls(folder)
-
-    def path(self, name: str) -> str:
-        return str(self.folder / name)
-
-
-class KubectlError(subprocess.CalledProcessError):
-    """A failed kubectl command whose message says what kubectl said."""
-
-    def __str__(self) -> str:
-        return f"{super().__str__()}\n{(self.stderr or '').strip()[-2000:]}"
-
-
-class ApiError(Exception):
-    def __init__(self, status: int, body: str):
-        super().__init__(f"HTTP {status}: {body[:500]}")
-        self.status = status
-        self.body = body
-
-
-@dataclass
-class Api:
-    """The few API calls the harness makes itself (tests use kubectl, as users do)."""
-
-    server: str
-    token: str
-    ca_file: str
-
-    def __post_init__(self) -> None:
-        self._context = ssl.create_default_context(cafile=self.ca_file)
-
-    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
-        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        request = urllib.request.Request(self.server + path, data=data, method=method)
-        request.add_header("Authorization", f"Bearer {self.token}")
-        if data is not None:
-            request.add_header("Content-Type", content_type)
-        try:
-            with urllib.request.urlopen(request, context=self._context, timeout=30) as response:
-                text = response.read().decode()
-        except urllib.error.HTTPError as error:
-            raise ApiError(error.code, error.read().decode(errors="replace")) from None
-        return json.loads(text) if text.startswith(("{", "[")) else text
-
-    def get(self, path: str) -> Any:
-        return self.request("GET", path)
-
-    def apply(self, obj: dict[str, Any], path: str) -> Any:
-        """Server-side apply of `obj` at `path` (its resource URL) as field manager `e2e-harness`."""
-        return self.request(
-            "PATCH",
-            f"{path}?fieldManager=e2e-harness&force=true",
-            json.dumps(obj).encode(),
-            "application/apply-patch+yaml",
-        )
-
-
 @dataclass
 class Process:
     name: str
@@ -194,7 +71,7 @@ class Process:
 
 
 @dataclass
-class LocalCluster:
+class LocalCluster(AdmissionWebhooks):
     folder: Path
     programs: dict[str, Path]
     processes: list[Process] = field(default_factory=list)
@@ -417,13 +294,10 @@ class LocalCluster:
         self.wait_for(lambda: self.api().get("/readyz") == "ok", 120, "kube-apiserver to be ready")
 
     def _install_crds(self) -> None:
-        """The vendored CRDs of the releases the stack pins, and the generated ones of the inference
-        extension and Gateway API (the standard channel). The LWS CRD names a conversion webhook
-        behind a Service; with one served version nothing is ever converted, so it goes."""
-        folders = (VOLCANO_CRDS, LWS_CRDS, INFERENCE_EXTENSION_CRDS, GATEWAY_API_CRDS)
-        paths = sorted(path for folder in folders for path in folder.glob("*.yaml"))
-        crds = [yaml.safe_load(path.read_text()) for path in paths]
-        crds.extend(json.loads(json.dumps(crd)) for crd in WATCHED_ONLY_CRDS)
+        """The CRDs of what the stack renders and of what the processes watch (`sandbox.crds`).
+        The LWS CRD names a conversion webhook behind a Service; with one served version nothing
+        is ever converted, so it goes."""
+        crds = crd_documents()
         for crd in crds:
             crd["spec"].pop("conversion", None)
             self.api().apply(crd, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
@@ -534,224 +408,8 @@ class LocalCluster:
         self._sync_thread = threading.Thread(target=self._sync_scheduler_conf, name="scheduler-conf", daemon=True)
         self._sync_thread.start()
 
-    def _start_volcano_admission(self) -> None:
-        """Volcano's admission webhooks for the kinds the platform writes, as its chart enables
-        them by default (`custom.enabled_admissions`): Queues mutated and validated, PodGroups and
-        HyperNodes validated. The webhook manager only fills in the CA of configurations named
-        `volcano-admission-service-<path>` (cmd/webhook-manager/app/util.go), so the harness makes
-        them, calling 127.0.0.1."""
-        port = self.ports["volcano-webhook"]
-        base = f"https://127.0.0.1:{port}"
-        hooks = {
-            "/queues/mutate": ("Mutating", "scheduling.volcano.sh", "v1beta1", "queues", ["CREATE"]),
-            "/queues/validate": (
-                "Validating",
-                "scheduling.volcano.sh",
-                "v1beta1",
-                "queues",
-                ["CREATE", "UPDATE", "DELETE"],
-            ),
-            "/podgroups/validate": ("Validating", "scheduling.volcano.sh", "v1beta1", "podgroups", ["CREATE"]),
-            "/hypernodes/validate": (
-                "Validating",
-                "topology.volcano.sh",
-                "v1alpha1",
-                "hypernodes",
-                ["CREATE", "UPDATE"],
-            ),
-        }
-        self._start(
-            "vc-webhook-manager",
-            [
-                f"--kubeconfig={self.kubeconfig}",
-                f"--tls-cert-file={self.certificates.path('tls.crt')}",
-                f"--tls-private-key-file={self.certificates.path('tls.key')}",
-                f"--ca-cert-file={self.certificates.path('ca.crt')}",
-                "--listen-address=127.0.0.1",
-                f"--port={port}",
-                f"--webhook-url={base}",
-                f"--enabled-admission={','.join(hooks)}",
-                "--scheduler-name=volcano",
-            ],
-        )
-        ca = _b64(self.certificates.folder / "ca.crt")
-        group = "/apis/admissionregistration.k8s.io/v1"
-        for path, (kind, api_group, version, resource, operations) in hooks.items():
-            name = "volcano-admission-service" + path.replace("/", "-")
-            configuration = {
-                "apiVersion": "admissionregistration.k8s.io/v1",
-                "kind": f"{kind}WebhookConfiguration",
-                "metadata": {"name": name},
-                "webhooks": [
-                    {
-                        "name": f"{path.strip('/').replace('/', '.')}.volcano.sh",
-                        "admissionReviewVersions": ["v1"],
-                        "sideEffects": "None",
-                        "failurePolicy": "Fail",
-                        "clientConfig": {"url": base + path, "caBundle": ca},
-                        "rules": [
-                            {
-                                "apiGroups": [api_group],
-                                "apiVersions": [version],
-                                "operations": operations,
-                                "resources": [resource],
-                            }
-                        ],
-                    }
-                ],
-            }
-            self.api().apply(configuration, f"{group}/{kind.lower()}webhookconfigurations/{name}")
-
-        def serving() -> bool:
-            with socket.create_connection(("127.0.0.1", port), timeout=2):
-                return True
-
-        self.wait_for(serving, 60, "Volcano's admission webhooks to serve")
-
     def _sync_scheduler_conf(self) -> None:
-        """The kubelet's part: the scheduler's ConfigMap key, as the file the scheduler watches."""
-        name, key = SCHEDULER_CONFIG_MAP
-        while not self._stop_sync.wait(0.5):
-            try:
-                data = self.api().get(f"/api/v1/namespaces/{VOLCANO_NAMESPACE}/configmaps/{name}").get("data") or {}
-            except (ApiError, OSError):
-                continue
-            text = data.get(key)
-            if text and text != self.scheduler_conf.read_text():
-                scratch = self.scheduler_conf.with_suffix(".new")
-                scratch.write_text(text)
-                os.replace(scratch, self.scheduler_conf)
+        follow_scheduler_conf(self.api, self.scheduler_conf, self._stop_sync)
 
     def scheduler_conf_synced(self, text: str) -> bool:
         return self.scheduler_conf.read_text() == text
-
-    def _start_lws(self) -> None:
-        certs = self.folder / "lws-certs"
-        certs.mkdir(exist_ok=True)
-        for name in ("tls.crt", "tls.key"):
-            (certs / name).write_bytes((self.certificates.folder / name).read_bytes())
-        config = self.folder / "lws-config.yaml"
-        config.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "config.lws.x-k8s.io/v1alpha1",
-                    "kind": "Configuration",
-                    "leaderElection": {"leaderElect": False},
-                    "internalCertManagement": {"enable": False},
-                    "webhook": {"host": "127.0.0.1", "port": self.ports["lws-webhook"], "certDir": str(certs)},
-                    "health": {"healthProbeBindAddress": f"127.0.0.1:{self.ports['lws-health']}"},
-                    "metrics": {"bindAddress": f"127.0.0.1:{self.ports['lws-metrics']}"},
-                }
-            )
-        )
-        self._start("lws-controller", [f"--config={config}", f"--kubeconfig={self.kubeconfig}", "--zap-log-level=2"])
-        self._apply_lws_webhooks()
-
-        def healthy() -> bool:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.ports['lws-health']}/readyz", timeout=2) as response:
-                return response.status == 200
-
-        self.wait_for(healthy, 60, "the LWS controller to be ready")
-
-    def _apply_lws_webhooks(self) -> None:
-        """LWS's admission webhooks (the paths and rules its controller serves,
-        config/webhook/manifests.yaml), called on 127.0.0.1 with the harness's CA."""
-        ca = _b64(self.certificates.folder / "ca.crt")
-        base = f"https://127.0.0.1:{self.ports['lws-webhook']}"
-        lws_rule = {
-            "apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["v1"],
-            "operations": ["CREATE", "UPDATE"], "resources": ["leaderworkersets"],
-        }  # fmt: skip
-        pods = {"matchExpressions": [{"key": "leaderworkerset.sigs.k8s.io/name", "operator": "Exists"}]}
-
-        def hook(name: str, path: str, rule: dict[str, Any], selector: dict[str, Any] | None = None) -> dict[str, Any]:
-            out = {
-                "name": name,
-                "admissionReviewVersions": ["v1"],
-                "sideEffects": "None",
-                "failurePolicy": "Fail",
-                "clientConfig": {"url": base + path, "caBundle": ca},
-                "rules": [rule],
-            }
-            if selector:
-                out["objectSelector"] = selector
-            return out
-
-        pod_create = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}
-        pod_change = {**pod_create, "operations": ["CREATE", "UPDATE"]}
-        mutating: dict[str, Any] = {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "MutatingWebhookConfiguration",
-            "metadata": {"name": "lws-mutating-webhook-configuration"},
-            "webhooks": [
-                hook("mleaderworkerset.kb.io", "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", lws_rule),
-                hook("mpod.kb.io", "/mutate--v1-pod", pod_create, pods),
-            ],
-        }
-        validating: dict[str, Any] = {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": "lws-validating-webhook-configuration"},
-            "webhooks": [
-                hook("vleaderworkerset.kb.io", "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset", lws_rule),
-                hook("vpod.kb.io", "/validate--v1-pod", pod_change, pods),
-            ],
-        }
-        group = "/apis/admissionregistration.k8s.io/v1"
-        self.api().apply(mutating, f"{group}/mutatingwebhookconfigurations/{mutating['metadata']['name']}")
-        self.api().apply(validating, f"{group}/validatingwebhookconfigurations/{validating['metadata']['name']}")
-
-
-def _b64(path: Path) -> str:
-    return base64.b64encode(path.read_bytes()).decode()
-
-
-def schemaless_crd(group: str, version: str, kind: str, plural: str, scope: str) -> dict[str, Any]:
-    """A CRD of one kind that accepts any object: for kinds Volcano's and LWS's processes watch
-    and the platform never writes, which the vendored CRDs (those the stack validates against)
-    do not cover."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.{group}"},
-        "spec": {
-            "group": group,
-            "names": {"kind": kind, "listKind": f"{kind}List", "plural": plural, "singular": kind.lower()},
-            "scope": scope,
-            "versions": [
-                {
-                    "name": version,
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
-                }
-            ],
-        },
-    }
-
-
-WATCHED_ONLY_CRDS = (
-    # the Queue controller's Commands (its `QueueCommandSync` gate is on by default,
-    # pkg/features/volcano_features.go)
-    schemaless_crd("bus.volcano.sh", "v1alpha1", "Command", "commands", "Namespaced"),
-    # the scheduler cache waits for its Numatopology informer (pkg/scheduler/cache/cache.go)
-    schemaless_crd("nodeinfo.volcano.sh", "v1alpha1", "Numatopology", "numatopologies", "Cluster"),
-    # the LWS controller of v0.9.0 also runs its DisaggregatedSet controller, and exits when that
-    # kind's cache never syncs (cmd/main.go)
-    schemaless_crd("disaggregatedset.x-k8s.io", "v1", "DisaggregatedSet", "disaggregatedsets", "Namespaced"),
-)
-
-DEFAULT_SCHEDULER_CONF = """actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-"""
-"""What the scheduler runs until the stack's policy is applied: Volcano's own default
-(pkg/scheduler/util.go, defaultSchedulerConf)."""
