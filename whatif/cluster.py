@@ -61,15 +61,30 @@ def pod_request(spec: dict[str, Any]) -> Resources:
     return total
 
 
-def _priority_classes(state: ClusterState, rendered: Rendered | None = None) -> tuple[dict[str, int], int]:
+class PriorityValues(dict[str, int]):
+    """Each PriorityClass's value by name, and the classes whose pods never preempt
+    (`preemptionPolicy: Never`), with the global default's name (`""` without one)."""
+
+    never: frozenset[str] = frozenset()
+    default_class: str = ""
+
+
+def _priority_classes(state: ClusterState, rendered: Rendered | None = None) -> tuple[PriorityValues, int]:
     """Each class's value (the stack's over the dump's) and the global default's (0 without one)."""
-    values: dict[str, int] = {}
+    values = PriorityValues()
     default = 0
+    never: set[str] = set()
     stack = rendered.by_kind("PriorityClass") if rendered is not None else []
     for obj in [*state.priority_classes, *(o.manifest for o in stack)]:
-        values[obj["metadata"]["name"]] = int(obj.get("value", 0))
+        name = obj["metadata"]["name"]
+        values[name] = int(obj.get("value", 0))
+        never.discard(name)
+        if obj.get("preemptionPolicy") == "Never":
+            never.add(name)
         if obj.get("globalDefault"):
             default = int(obj.get("value", 0))
+            values.default_class = name
+    values.never = frozenset(never)
     return values, default
 
 

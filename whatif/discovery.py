@@ -3,8 +3,11 @@
 Pools described by their labels' shape name no node, so where a dump holds no HyperNodes yet the
 what-if builds them as the controller would (`pkg/controllers/hypernode/discovery/label/label.go`,
 v1.15.1): one HyperNode per tier and label value, the nodes carrying that value as members of a
-tier-1 HyperNode, each higher one holding the lower ones its nodes' labels put under it. A node
-without every tier label is in none (discovery stops at the first label it lacks).
+tier-1 HyperNode, each higher one holding the lower ones its nodes' labels put under it.
+Discovery walks a node's tier labels from tier 1 up and stops at the first it lacks
+(`generateHyperNodeInfo`): a node without the tier-1 label is in none, one without a higher
+tier's label is in the tiers below it (a leaf with no spine label is a tier-1 HyperNode with no
+parent). A label present with an empty value counts, as in the controller.
 """
 
 from __future__ import annotations
@@ -38,10 +41,10 @@ def discover(nodes: Iterable[tuple[str, Mapping[str, str]]], tiers: tuple[str, .
     """Domains by name, parents before children; `nodes` are (name, labels)."""
     found: dict[str, DiscoveredDomain] = {}
     for node, labels in nodes:
-        if not all(labels.get(key) for key in tiers):
-            continue
         below: str | None = None
         for tier in range(1, len(tiers) + 1):
+            if tiers[tier - 1] not in labels:
+                break
             name = domain_name(tier, labels[tiers[tier - 1]])
             domain = found.setdefault(name, DiscoveredDomain(name, tier, tiers[tier - 1]))
             domain.nodes.add(node)

@@ -131,7 +131,7 @@ def _told_apart(
         return dataclasses.replace(
             verdict, reason=f"never: more than its pools hold at their maximum ({limits}); {verdict.reason}"
         )
-    what = "quota" if "`tenants." in verdict.reason else "room that growth does not give"
+    what = "quota" if verdict.key.startswith("tenants.") else "room that growth does not give"
     return dataclasses.replace(
         verdict,
         reason=f"waits for {what}, not nodes: its pools at their maximum ({limits}) do not change it; {verdict.reason}",

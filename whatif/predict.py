@@ -64,6 +64,9 @@ class Verdict:
     note: str = ""
     """What the reader should know about how sure the verdict is: where Volcano's own code decides
     by a random tie, or where the model disagrees with it."""
+    key: str = ""
+    """The stack key the reason names, the one that would change the verdict (a tenant's queue
+    key when it waits for quota)."""
 
 
 def settle(session: Session) -> None:
@@ -312,10 +315,14 @@ def verdict_of(
             if u in alone.jobs and not all(t.status == RUNNING for t in alone.jobs[u].tasks)
         )
         why = reasons.reason_for(alone, stuck, model, spec, empty=True)
-        return Verdict(model.name, NEVER, victims=victims, reason=f"{why.text} (`{why.key}`)", note=waking_note(model))
+        return Verdict(
+            model.name, NEVER, victims=victims, reason=f"{why.text} (`{why.key}`)", note=waking_note(model), key=why.key
+        )
     wanted = set(jobs.tasks)
     stuck = next(
         j for u in jobs.jobs if (j := session.jobs[u]) and any(t.status != RUNNING for t in j.tasks if t.uid in wanted)
     )
     why = reasons.reason_for(session, stuck, model, spec, empty=False)
-    return Verdict(model.name, WAITS, victims=victims, reason=f"{why.text} (`{why.key}`)", note=waking_note(model))
+    return Verdict(
+        model.name, WAITS, victims=victims, reason=f"{why.text} (`{why.key}`)", note=waking_note(model), key=why.key
+    )

@@ -18,6 +18,7 @@ from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif.cluster import (
     ModelJobs,
+    PriorityValues,
     _hypernodes,
     _nodes,
     _priority_classes,
@@ -402,12 +403,19 @@ def _in_group(pod: dict[str, Any], job: str) -> dict[str, Any]:
 
 
 def _admitted(pod: dict[str, Any], job: str, priorities: dict[str, int], default: int) -> dict[str, Any]:
-    """A new pod as the API server stores it: its priority resolved from its class (the Priority
-    admission plugin) and its PodGroup named (Volcano's and LWS's controllers annotate it)."""
+    """A new pod as the API server stores it: its priority and preemption policy copied from its
+    class, or from the global default class when it names none (the Priority admission plugin,
+    kubernetes plugin/pkg/admission/priority/admission.go: a pod of a `preemptionPolicy: Never`
+    class gets `Never`, and Volcano then evicts nobody for it: pkg/scheduler/actions/preempt), and
+    its PodGroup named (Volcano's and LWS's controllers annotate it)."""
     spec = dict(pod["spec"])
+    name = spec.get("priorityClassName")
     if spec.get("priority") is None:
-        name = spec.get("priorityClassName")
         spec["priority"] = priorities.get(str(name), default) if name else default
+    if isinstance(priorities, PriorityValues) and spec.get("preemptionPolicy") is None:
+        resolved = str(name) if name else priorities.default_class
+        if resolved in priorities.never:
+            spec["preemptionPolicy"] = "Never"
     metadata = dict(pod["metadata"])
     metadata["annotations"] = {**metadata.get("annotations", {}), GROUP_NAME_ANNOTATION: job.split("/", 1)[1]}
     metadata.setdefault("uid", f"new-{metadata.get('namespace', 'default')}-{metadata['name']}")

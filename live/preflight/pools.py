@@ -179,8 +179,10 @@ def _shape(name: str, pool: Pool, nodes: list[dict[str, Any]], tiers: tuple[str,
                 "pool-tier-label-missing",
                 "error",
                 f"pools.{name}.topology",
-                f"{len(unlabelled)} node(s) of pool `{name}` lack a tier label: Volcano's label discovery puts them in "
-                "no HyperNode, so no gang with a network constraint runs there",
+                f"{len(unlabelled)} node(s) of pool `{name}` lack a tier label: Volcano's label discovery stops at the "
+                f"first one a node lacks, so a node without `{tiers[0]}` is in no HyperNode and one without a higher "
+                "tier's label only in the tiers below it; no gang whose network constraint needs the missing tier "
+                "runs there",
                 "check the provisioner that sets the labels (EKS sets them only on instance types with a network "
                 "topology), or move those nodes to a pool outside the fabric",
                 listed(unlabelled),

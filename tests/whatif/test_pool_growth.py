@@ -4,6 +4,7 @@ pool's maximum."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from live.cluster_state import read_file
 from offline.render import render_stack
 from tests.conftest import PROJECT_DIR, stack_raw, write_stack
 from whatif.pool_growth import grown, with_pool_growth
-from whatif.predict import FITS, NEVER, WAITS, predict
+from whatif.predict import FITS, NEVER, WAITS, Prediction, Verdict, predict
 
 pytestmark = pytest.mark.slow  # renders and reads a 91-node cluster several times
 
@@ -75,3 +76,23 @@ def test_a_model_beyond_its_pools_maximum_never_runs(tmp_path: Path) -> None:
     verdict = next(v for v in prediction.verdicts if v.model == "qwen3-32b")
     assert verdict.verdict == NEVER
     assert verdict.reason.startswith("never: more than its pools hold at their maximum (`h100-b` at 32 node(s))")
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [("tenants.chat.queue.capability", "waits for quota, not nodes"), ("models.qwen3-32b", "waits for room")],
+)
+def test_what_growth_does_not_change_is_told_by_the_key_the_reason_binds(tmp_path: Path, key: str, said: str) -> None:
+    """Quota or not is the reason's key (`Verdict.key`), never a word in its text: a reason that
+    quotes a `tenants.` key from the cluster's own message is not taken for quota."""
+    result = _render(tmp_path, lambda raw: None)
+    state = read_file(FRESH)
+    waiting = Verdict("qwen3-32b", WAITS, reason="Volcano says: `tenants.chat is full`", key=key)
+    prediction = predict(state, result.spec, result.rendered)
+    prediction = dataclasses.replace(prediction, verdicts=[waiting])
+
+    def unchanged(*_: Any) -> Prediction:
+        return prediction
+
+    (told,) = with_pool_growth(prediction, state, result.spec, result.rendered, unchanged).verdicts
+    assert told.reason.startswith(said), told.reason

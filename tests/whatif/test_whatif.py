@@ -233,3 +233,26 @@ def test_explain_of_an_eviction_names_each_victim_with_its_numbers(capsys: pytes
     assert code == 1, "not a plain fit: it evicts"
     assert "Its queue keeps 71 GPUs below its limit afterwards." in out
     assert "- `a01/podgroup-batch-a-86`: preempt from queue `tenanta`, priority 1000, 8 GPUs, in `leafpair34`" in out
+
+
+def _never_preempting(raw: dict[str, Any], eviction: str) -> None:
+    raw.setdefault("volcano", {}).setdefault("scheduler", {})["eviction"] = eviction
+    raw["priorityClasses"] = {
+        name: {"value": value, "preemptionPolicy": "Never"}
+        for name, value in (("p0-critical", 1_000_000), ("p1-high", 100_000), ("p2-normal", 10_000), ("p3-low", 1_000))
+    }
+
+
+def test_a_new_pod_of_a_never_preempting_class_evicts_nobody_by_pod(render_raw: Callable[..., StackRender]) -> None:
+    """The API server copies the class's `preemptionPolicy: Never` into each new pod (the Priority
+    admission plugin), and Volcano's `preempt` action then evicts nobody for it
+    (`taskEligibleToPreempt`, pkg/scheduler/actions/preempt/preempt.go): the models that preempted
+    a lower-priority gang of their queue in the test above wait instead. `gangpreempt` does not read
+    the policy (pkg/scheduler/actions/gangpreempt/ has no such check in v1.15.1), so with gang
+    eviction they still evict."""
+    by_pod = render_raw(mutate(stack_raw("aicloud-a"), lambda raw: _never_preempting(raw, "pod")))
+    found = verdicts(prediction(by_pod, DUMPS / "aicloud-a-preempt.yaml"))
+    for name in (BIG, SMALL):
+        assert found[name].verdict == WAITS and not found[name].victims, found[name]
+    by_gang = render_raw(mutate(stack_raw("aicloud-a"), lambda raw: _never_preempting(raw, "gang")))
+    assert verdicts(prediction(by_gang, DUMPS / "aicloud-a-preempt.yaml"))[BIG].verdict == EVICTS

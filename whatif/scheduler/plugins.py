@@ -144,6 +144,10 @@ class DrfPlugin(Plugin):
         return victims, PERMIT
 
 
+CORDON_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+"""The taint a cordoned node is judged by (`v1.TaintNodeUnschedulable`)."""
+
+
 def _tolerated(taint: dict[str, Any], tolerations: list[dict[str, Any]]) -> bool:
     for toleration in tolerations:
         effect = toleration.get("effect")
@@ -184,7 +188,10 @@ class PredicatesPlugin(Plugin):
     name = "predicates"
 
     def predicate(self, task: Task, node: Node) -> str | None:
-        if node.unschedulable:
+        # A cordoned node takes a pod that tolerates the cordon's taint (Kubernetes'
+        # pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go, which Volcano's
+        # predicates plugin runs): a DaemonSet's pods, a drain's replacement that says so.
+        if node.unschedulable and not _tolerated(CORDON_TAINT, task.tolerations):
             return "node(s) were unschedulable"
         for key, value in task.node_selector.items():
             if node.labels.get(key) != value:
