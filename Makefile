@@ -93,7 +93,7 @@ real-cluster: $(INSTALLED)
 ## e2e: `pulumi up` for real: the Pulumi CLI and provider against a cluster of local processes
 ##      (etcd, kube-apiserver, KWOK nodes, Volcano, LWS), built by `make real-cluster`
 e2e: real-cluster
-	$(PY) -m pytest -q -m e2e tests/e2e
+	$(PY) -m pytest -q -m e2e -n 2 --dist loadfile tests/e2e
 
 ## quick: the fast tests of the lower layers, for the edit loop (no lint, type check or external tools)
 quick: $(INSTALLED)

@@ -1,7 +1,7 @@
-"""A real Kubernetes cluster on 127.0.0.1, made of the programs `binaries.py` builds.
+"""A real Kubernetes cluster on 127.0.0.1, made of the programs `programs.py` builds.
 
-etcd, kube-apiserver (token authentication, RBAC) and kube-controller-manager; KWOK's controller
-turning Node objects into heartbeating fake GPU nodes and bound pods into Running ones; Volcano's
+etcd, kube-apiserver (token authentication, RBAC), kube-controller-manager and kube-scheduler;
+KWOK's controller turning Node objects into heartbeating fake GPU nodes and bound pods into Running ones; Volcano's
 scheduler and controller-manager; the LeaderWorkerSet controller with its admission webhooks served
 on 127.0.0.1. Volcano and LWS are "installed elsewhere" for the stack under test
 (`volcano.install: false`, `lws.install: false`): their CRDs come from the project's vendored
@@ -114,6 +114,11 @@ class LocalCluster(AdmissionWebhooks):
         self._start_apiserver()
         self._install_crds()
         self._start("kube-controller-manager", self._controller_manager_args())
+        # Pods that name no scheduler (the gateway's routers, anything the stack does not gang)
+        # are Kubernetes' own scheduler's, as on a cluster; Volcano takes those that name it.
+        self._start("kube-scheduler", [
+            f"--kubeconfig={self.kubeconfig}", "--bind-address=127.0.0.1", "--secure-port=0", "--leader-elect=false",
+        ])  # fmt: skip
         self._create_nodes(nodes)
         self._start("kwok", self._kwok_args())
         self._start_volcano()

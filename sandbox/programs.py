@@ -75,6 +75,7 @@ def modules() -> tuple[Module, ...]:
             (
                 "kube-apiserver",
                 "kube-controller-manager",
+                "kube-scheduler",
                 "kubectl",
                 "vc-scheduler",
                 "vc-controller-manager",

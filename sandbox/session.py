@@ -11,6 +11,7 @@ stack's own are encrypted for another key.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -81,8 +82,6 @@ class Sandbox:
         return stack
 
     def _start(self, nodes: list[dict[str, Any]], progress: Callable[[str], None]) -> None:
-        import json
-
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / NODES).write_text(json.dumps(nodes))
         (self.folder / READY).unlink(missing_ok=True)

@@ -23,8 +23,9 @@ def merged_config(raw: dict[str, Any], folder: Path) -> dict[str, Any]:
 
 def sandbox_config(raw: dict[str, Any], kubeconfig: Path) -> dict[str, Any]:
     """`raw` (merged) for the sandbox at `kubeconfig`: the charts not installed (their processes
-    run in the sandbox; the scheduler policy is applied to the ConfigMap its scheduler reads), and
-    no `secrets` (encrypted for the stack's own key: set them anew on the sandbox's stack)."""
+    run in the sandbox; the scheduler policy is applied to the ConfigMap its scheduler reads), no
+    `secrets` (encrypted for the stack's own key: set them anew on the sandbox's stack), and the
+    sandbox's budgets for `up` to wait (`SANDBOX_BUDGETS`)."""
     out = copy.deepcopy(raw)
     cluster = out.setdefault("cluster", {})
     cluster.pop("context", None)
@@ -33,4 +34,14 @@ def sandbox_config(raw: dict[str, Any], kubeconfig: Path) -> dict[str, Any]:
     out["volcano"] = {**volcano, "install": False}
     out["lws"] = {"install": False}
     out.pop("secrets", None)
+    for holder in [out.setdefault("modelDefaults", {}), *(out.get("models") or {}).values()]:
+        if holder is out["modelDefaults"] or "startup" in holder:
+            holder["startup"] = {**(holder.get("startup") or {}), **SANDBOX_BUDGETS}
     return out
+
+
+SANDBOX_BUDGETS = {"placeTimeoutSeconds": 120, "loadTimeoutSeconds": 60}
+"""A sandbox's pods run the moment Volcano binds them (KWOK starts them; nothing loads), so
+`pulumi up` waits two minutes for a model to be placed and one to "load": a gang the scheduler
+cannot place fails the `up` within three minutes with its PodGroup's reason, where the stack's own
+budgets would wait up to the half hour weights take to load."""

@@ -13,7 +13,6 @@ from typing import Any
 
 from components.inference.metadata import object_metadata
 from components.observability.monitors import MODEL_METRIC_LABEL, SERVING_ROLE_METRIC_LABEL, SLICE_METRIC_LABEL
-from config.schema.quantity import format_amount
 from config.sections.autoscaling import AutoscalingConfig
 from config.sections.observability import ObservabilityConfig
 from config.spec.model import ModelSpec
@@ -77,7 +76,10 @@ def _behavior(scaling: AutoscalingConfig) -> dict[str, Any]:
 
 
 def _number(value: float) -> str:
-    return format_amount(Decimal(str(value)))
+    """A plain decimal (`0.75`, `16`): KEDA reads thresholds as floats and PromQL takes no unit
+    suffix, so never a quantity's `750m`."""
+    amount = Decimal(str(value))
+    return str(int(amount)) if amount == amount.to_integral_value() else format(amount.normalize(), "f")
 
 
 def scaled_object_manifest(

@@ -6,7 +6,7 @@ from typing import Any
 
 from components.inference.metadata import object_metadata
 from config.platform_labels import SERVING_ROLE_LABEL
-from config.schema.quantity import format_amount
+from config.schema.quantity import canonical_quantity
 from config.spec.model import ModelSpec, slice_group_name
 from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
 from config.upstream.volcano import PODGROUP_API_VERSION
@@ -71,7 +71,7 @@ def slice_podgroup_manifest(model: ModelSpec, index: int) -> dict[str, Any]:
         subgroups.append(subgroup)
     spec: dict[str, Any] = {
         "minMember": model.slice_gang.min_member,
-        "minResources": {k: format_amount(v) for k, v in model.slice_gang.min_requests().items()},
+        "minResources": {k: canonical_quantity(v) for k, v in model.slice_gang.min_requests().items()},
         "queue": model.queue,
         "priorityClassName": model.config.priority_class,
     }

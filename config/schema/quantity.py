@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from collections.abc import Callable
-from decimal import Decimal, localcontext
+from decimal import ROUND_CEILING, Decimal, localcontext
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -94,7 +94,8 @@ Quantity = Annotated[
 
 
 def format_amount(amount: Decimal) -> str:
-    """A compact rendering of a summed quantity (`16`, `128Gi`, `1.5`), valid as a quantity."""
+    """A compact rendering of a summed quantity for people (`16`, `128Gi`, `1.5`), valid as a
+    quantity; objects a controller rewrites take `canonical_quantity`."""
     with localcontext() as context:
         context.prec = 60  # enough for any quantity the API server accepts
         for suffix, factor in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
@@ -103,3 +104,27 @@ def format_amount(amount: Decimal) -> str:
         if amount == amount.to_integral_value():
             return str(int(amount))
         return format(amount.normalize(), "f")
+
+
+def canonical_quantity(amount: Decimal) -> str:
+    """A quantity in the canonical form Kubernetes' own clients write it (`16`, `128Gi`, `1500m`,
+    `2k`: apimachinery pkg/api/resource/quantity.go, `CanonicalizeBytes`). A controller that
+    updates an object the stack applied (Volcano's scheduler updates PodGroups) writes its
+    quantities that way; any other spelling of the same amount (`1.5`) then changes hands, and the
+    stack's next apply fails with a field conflict."""
+    with localcontext() as context:
+        context.prec = 60
+        for suffix, factor in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
+            if amount >= factor and amount % factor == 0:
+                return f"{amount // factor}{suffix}"
+        if amount == amount.to_integral_value():
+            whole = int(amount)
+            for suffix, power in (("E", 18), ("P", 15), ("T", 12), ("G", 9), ("M", 6), ("k", 3)):
+                if whole and whole % 10**power == 0:
+                    return f"{whole // 10**power}{suffix}"
+            return str(whole)
+        for suffix, scale in (("m", 3), ("u", 6), ("n", 9)):
+            scaled = amount.scaleb(scale)
+            if scaled == scaled.to_integral_value():
+                return f"{int(scaled)}{suffix}"
+        return f"{int(amount.scaleb(9).to_integral_value(rounding=ROUND_CEILING))}n"

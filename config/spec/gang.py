@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
-from config.schema.quantity import format_amount, quantity_value
+from config.schema.quantity import canonical_quantity, quantity_value
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Gang:
 
     def requests_text(self) -> dict[str, str]:
         """The gang's requests as quantities (PodGroup `minResources`)."""
-        return {resource: format_amount(amount) for resource, amount in self.requests().items()}
+        return {resource: canonical_quantity(amount) for resource, amount in self.requests().items()}
 
 
 @dataclass(frozen=True)

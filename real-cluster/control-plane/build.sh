@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kubectl and Volcano's vc-scheduler,
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and Volcano's vc-scheduler,
 # vc-controller-manager and vc-webhook-manager into the folder named by $1, in a scratch copy of
 # this folder where ./apis is volcano.sh/apis as ../../volcano-apis/prepare.sh writes it.
 set -euo pipefail

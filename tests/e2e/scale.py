@@ -118,6 +118,7 @@ def _day_two(stack: PulumiStack, cluster: LocalCluster, measure_text: bool) -> d
     changed = report(json.loads(stack.program_command(*args).stdout))
     figures["comment_first_line_after_edit"] = changed.splitlines()[0]
     figures["comment_bytes_after_edit"] = len(changed.encode())
+    figures["comment_after_edit"] = changed[:4000]
     started = time.perf_counter()
     stack.program_command("up", "--yes", "--skip-preview", "--refresh", "--non-interactive")
     figures["small_edit_up_refresh_s"] = round(time.perf_counter() - started, 1)

@@ -4,7 +4,8 @@ with EKS's network-node labels and taints, an L40S group, system nodes), HyperNo
 Volcano's label discovery from the AWS preset's tiers, and Volcano's scheduler placing the
 models on their pools: a gang on two H100 pools inside one layer-2 network node, a model of a
 tenant's L40S quota on L40S nodes. A pod made by hand in the tenant's H100 queue that selects
-L40S nodes never runs there: the quota per type holds on the real scheduler.
+L40S nodes never runs there: the quota per type holds on the real scheduler. The gang whose
+weights wait for a volume no provisioner makes fails `up`, naming its PodGroup.
 """
 
 from __future__ import annotations
@@ -56,7 +57,14 @@ def applied(cluster: LocalCluster, real_programs: dict[str, Path]) -> str:
         real_programs,
         secret_names("aicloud-eks"),
     )
-    return stack.up().output
+    # llama-405b's weights are on a claim of the FSx class, which binds when a provisioner makes
+    # its volume; none runs here, so Volcano leaves the gang Pending and `up` fails on it, by name,
+    # with what Volcano wrote on its PodGroup (the what-if checks only that claims exist).
+    result = stack.up(check=False)
+    assert result.returncode != 0, result.output[-3000:]
+    assert "LeaderWorkerSet pretrain/llama-405b did not run within its budget" in result.output, result.output[-3000:]
+    assert "PodGroup pretrain/llama-405b: phase " in result.output and "Unschedulable" in result.output
+    return result.output
 
 
 def _running(cluster: LocalCluster, namespace: str, model: str, count: int) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ and `down` ending every process."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -22,8 +23,6 @@ def _tool(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_user_starts_a_sandbox_applies_the_stack_and_stops_it(tmp_path: Path, real_programs: dict[str, Path]) -> None:
-    import os
-
     env = {**os.environ, SANDBOX_DIR_VARIABLE: str(tmp_path)}
     try:
         started = _tool("up", "--stack", "dev", env=env)
