@@ -4,6 +4,7 @@ memory in bench/results.md."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ def test_a_thousand_nodes_and_a_hundred_models_apply_and_preview_clean(
     tmp_path: Path, real_programs: dict[str, Path]
 ) -> None:
     figures = run(tmp_path / "scale-cluster0", real_programs)
+    # Kept beside the run (pytest's temporary folder) for bench/results.md.
+    (tmp_path / "figures.json").write_text(json.dumps(figures, indent=1))
     assert figures["preview_clean"], figures["preview_tail"]
     assert figures["resources"] > SIZE.nodes + SIZE.models
     assert figures["pods_running"] == figures["pods"] > SIZE.models
