@@ -403,11 +403,9 @@ def _in_group(pod: dict[str, Any], job: str) -> dict[str, Any]:
 
 
 def _admitted(pod: dict[str, Any], job: str, priorities: dict[str, int], default: int) -> dict[str, Any]:
-    """A new pod as the API server stores it: its priority and preemption policy copied from its
-    class, or from the global default class when it names none (the Priority admission plugin,
-    kubernetes plugin/pkg/admission/priority/admission.go: a pod of a `preemptionPolicy: Never`
-    class gets `Never`, and Volcano then evicts nobody for it: pkg/scheduler/actions/preempt), and
-    its PodGroup named (Volcano's and LWS's controllers annotate it)."""
+    """A new pod as the API server stores it: priority and `preemptionPolicy: Never` from its class
+    or the global default (kubernetes plugin/pkg/admission/priority/admission.go; Volcano's preempt
+    then evicts nobody for it), its PodGroup named (Volcano's and LWS's controllers annotate it)."""
     spec = dict(pod["spec"])
     name = spec.get("priorityClassName")
     if spec.get("priority") is None:
