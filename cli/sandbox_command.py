@@ -17,6 +17,7 @@ def _progress(message: str) -> None:
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
+    from sandbox.programs import BuildError
     from sandbox.session import Sandbox, SandboxError
 
     sandbox = Sandbox(args.stack)
@@ -33,7 +34,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
             print(f"no sandbox of `{args.stack}` runs")
             return FOUND
         result = sandbox.pulumi(list(args.pulumi_args))
-    except SandboxError as error:
+    except (SandboxError, BuildError) as error:
+        # The machine cannot run a sandbox (no Go, a build that failed, a process that did not
+        # start): said in one line, never as an internal error.
         print(f"error: {error}", file=sys.stderr)
         return FOUND
     print(result.stdout, end="")

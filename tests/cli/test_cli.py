@@ -115,3 +115,19 @@ def test_a_missing_tool_skips_locally_and_fails_in_ci(monkeypatch: pytest.Monkey
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="promtool is not installed"):
         require_tool(None, "promtool")
+
+
+def test_a_sandbox_that_cannot_be_built_is_one_line_not_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sandbox.session
+    from sandbox.programs import BuildError
+
+    def no_go(*_: object) -> dict[str, Path]:
+        raise BuildError("Go 1.26 is not installed: the sandbox builds its programs from their Go modules")
+
+    monkeypatch.setenv("VOLCANO_PLATFORM_SANDBOX_DIR", str(tmp_path))
+    monkeypatch.setattr(sandbox.session, "programs", no_go)
+    assert main(["sandbox", "up", "--stack", "dev"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "error: Go 1.26 is not installed: the sandbox builds its programs from their Go modules"
