@@ -52,8 +52,13 @@ def synthetic_stack(size: Size) -> dict[str, Any]:
                 leaves[name] = {"nodes": [nodes], "gpusPerNode": 4 if leaf % 5 == 4 else 8}
             spines[f"z{z}-s{s}"] = {"domains": leaves}
         domains[f"z{z}"] = {"domains": spines}
-    total_gpus = size.nodes * 8
-    org_share = total_gpus // (2 * size.orgs)
+    # A tenant file's capability may be at most the stack's accelerators (`tenantPolicy`'s ceiling).
+    total_gpus = sum(
+        size.nodes_per_leaf * (4 if leaf % 5 == 4 else 8)
+        for _ in range(size.zones * size.spines_per_zone)
+        for leaf in range(size.leaves_per_spine)
+    )
+    org_share = size.nodes * 8 // (2 * size.orgs)
     tenants: dict[str, Any] = {}
     teams: list[str] = []
     for o in range(size.orgs):

@@ -1,31 +1,26 @@
-"""The what-if at scale: a dump of 10,000 nodes, 50,000 pods and 2,000 PodGroups with the huge
-benchmark stack (1,000 models), read and answered as `volcano-platform whatif --from` does.
+"""The what-if at scale, both engines side by side, from the command as users run it: a dump of
+nodes, pods and PodGroups with a synthetic stack, answered by `volcano-platform whatif --from`
+with `--engine model` and `--engine volcano`, each timed (wall clock) and measured (the peak of
+the resident memory of the command and every process it starts, sampled every 50 ms).
 
-    .venv/bin/python bench/whatif.py [--size huge] [--scenario first|change] [--repeat 3] [--engine model|volcano]
+    .venv/bin/python bench/whatif.py [--size small|large|huge ...] [--scenario first|change]
 
 The dump is synthetic: the stack's nodes with their GPUs, their topology and hostname labels, the
 stack's extended resources, 64 cores and 1 TiB each, and per tenant queue PodGroups of 25 one-GPU
 pods already running, five pods to a node, so a third of the GPUs are busy and every model has to
 be placed around them.
 
-Two scenarios. `first`: the stack's first `pulumi up` on that cluster, all 1,000 models new at
-once (most of them evict batch gangs, which then reclaim from each other for several cycles).
-`change`: the pull request a platform team reviews day to day, on the cluster as the stack left it
-(the models running where the what-if placed them, the batch gangs as they settled) with one model
-in a hundred new.
-
-`--engine volcano` answers with Volcano's own scheduling code (`whatif.volcano`, one run of it per
-question, so no tie detection) instead of the model; its figure includes the model's answer, which
-it is compared with.
+Two scenarios. `first`: the stack's first `pulumi up` on that cluster, all models new at once.
+`change` (default): the pull request a platform team reviews day to day, on the cluster as the
+stack left it (the models running where the model placed them) with one model in a hundred new.
+The command's time includes rendering the stack (`render_s`, measured apart).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import gc
 import json
-import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,11 +35,10 @@ from cli.render_commands import PROJECT_DIR
 from config.platform_labels import MANAGED_BY, MODEL_LABEL
 from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
 from config.upstream.volcano import GROUP_NAME_ANNOTATION
-from live.cluster_state import read_file, state_from_objects
+from live.cluster_state import state_from_objects
 from offline.render import render_stack
-from whatif.predict import policy_of, predict, simulate
+from whatif.predict import policy_of, simulate
 from whatif.scheduler.model import BINDING, RUNNING
-from whatif.volcano.predict import predict_with_volcano
 from whatif.workload import build_session, pod_templates, rendered_index
 
 HOSTNAME = "kubernetes.io/hostname"
@@ -106,6 +100,16 @@ def dump(spec: Any) -> dict[str, Any]:
                     "status": {"phase": "Running"},
                 }
             )
+    for namespace in sorted({model.namespace for model in spec.models.values()}):
+        # The weight claim every model mounts (`modelDefaults.source.pvc`), so no model waits for it.
+        items.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "models", "namespace": namespace},
+                "status": {"phase": "Bound"},
+            }
+        )
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
@@ -121,7 +125,7 @@ def settled(spec: Any, rendered: Any, first: dict[str, Any]) -> dict[str, Any]:
     tiers, actions, configurations = policy_of(spec)
     session.configurations = configurations
     simulate(session, tiers, actions)
-    items = [o for o in first["items"] if o["kind"] in ("Node", "PodGroup")]
+    items = [o for o in first["items"] if o["kind"] in ("Node", "PodGroup", "PersistentVolumeClaim")]
     placed = {t.uid: t for j in session.jobs.values() for t in j.tasks if t.status in (RUNNING, BINDING)}
     for pod in (o for o in first["items"] if o["kind"] == "Pod"):
         task = placed.get(f"batch/{pod['metadata']['name']}")
@@ -176,59 +180,75 @@ def settled(spec: Any, rendered: Any, first: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": items}
 
 
+def _tree_rss(pid: int) -> int:
+    """Resident bytes of a process and all its descendants, from /proc."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        todo.extend(int(child) for child in children)
+    return total
+
+
+def run_measured(command: list[str]) -> tuple[float, int, int, str]:
+    """(wall seconds, peak resident bytes of the process tree, exit code, standard output)."""
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, cwd=PROJECT_DIR)
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, _tree_rss(process.pid))
+            time.sleep(0.05)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        return wall, peak, process.returncode, out.read().decode()
+
+
+def measure(size: str, scenario: str, engines: list[str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        stack_path = write_stack_dir(SIZES[size], Path(tmp))
+        started = time.perf_counter()
+        render = render_stack(PROJECT_DIR, f"bench-{size}", stack_path)
+        render_s = time.perf_counter() - started
+        data = dump(render.spec)
+        if scenario == "change":
+            data = settled(render.spec, render.rendered, data)
+        dump_path = Path(tmp) / "cluster.json"
+        dump_path.write_text(json.dumps(data))
+        counts = {kind: sum(1 for o in data["items"] if o["kind"] == kind) for kind in ("Node", "Pod", "PodGroup")}
+        row: dict[str, Any] = {"size": size, "scenario": scenario, **counts, "models": len(render.spec.models)}
+        row["render_s"] = round(render_s, 1)
+        for engine in engines:
+            command = [sys.executable, "-m", "cli", "whatif", "--stack", f"bench-{size}"]
+            command += ["--config-file", str(stack_path), "--from", str(dump_path), "--engine", engine, "--json"]
+            wall, peak, code, out = run_measured(command)
+            answer = json.loads(out) if out.strip().startswith("{") else {}
+            verdicts: dict[str, int] = {}
+            for model in answer.get("models", []):
+                verdicts[model["verdict"]] = verdicts.get(model["verdict"], 0) + 1
+            row[engine] = {
+                "exit": code,
+                "wall_s": round(wall, 1),
+                "peak_mib": peak // 2**20,
+                "answered_by": answer.get("engine"),
+                "verdicts": verdicts,
+            }
+    return row
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--size", default="huge", choices=list(SIZES))
-    parser.add_argument("--scenario", default="first", choices=["first", "change"])
-    parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the top N functions of one answer")
-    parser.add_argument("--engine", default="model", choices=["model", "volcano"])
+    parser.add_argument("--size", nargs="+", default=["small", "large", "huge"], choices=list(SIZES))
+    parser.add_argument("--scenario", default="change", choices=["first", "change"])
+    parser.add_argument("--engine", nargs="+", default=["model", "volcano"], choices=["model", "volcano"])
     args = parser.parse_args(argv)
-    answer_with = predict if args.engine == "model" else functools.partial(predict_with_volcano, repeat=1)
-    with tempfile.TemporaryDirectory() as tmp:
-        stack_path = write_stack_dir(SIZES[args.size], Path(tmp))
-        render = render_stack(PROJECT_DIR, f"bench-{args.size}", stack_path)
-        dump_path = Path(tmp) / "cluster.json"
-        data = dump(render.spec)
-        if args.scenario == "change":
-            data = settled(render.spec, render.rendered, data)
-        dump_path.write_text(json.dumps(data))
-        read, answer = [], []
-        result = None
-        for _ in range(args.repeat):
-            gc.disable()  # as the console script runs every command (`cli.run`)
-            started = time.perf_counter()
-            state = read_file(dump_path)
-            read.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            result = answer_with(state, render.spec, render.rendered)
-            answer.append(time.perf_counter() - started)
-            gc.enable()
-            gc.collect()
-        if args.profile:
-            import cProfile
-            import pstats
-
-            profiler = cProfile.Profile()
-            profiler.runcall(predict, state, render.spec, render.rendered)
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
-    assert result is not None
-    verdicts: dict[str, int] = {}
-    for verdict in result.verdicts:
-        verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
-    figures = {
-        "nodes": len(state.nodes),
-        "pods": len(state.pods),
-        "pod_groups": len(state.pod_groups),
-        "models": len(render.spec.models),
-        "read_s": round(statistics.median(read), 2),
-        "predict_s": round(statistics.median(answer), 2),
-        "total_s": round(statistics.median(read) + statistics.median(answer), 2),
-        "verdicts": verdicts,
-        "repeat": args.repeat,
-        "engine": args.engine,
-    }
-    print(json.dumps(figures, indent=2))
+    for size in args.size:
+        print(json.dumps(measure(size, args.scenario, args.engine)), flush=True)
     return 0
 
 

@@ -21,8 +21,8 @@ def cluster_state(args: argparse.Namespace, context: str | None) -> ClusterState
 
 
 def predict_for(args: argparse.Namespace, result: Any) -> Any:
-    """The prediction by the engine `--engine` names (`auto`: Volcano's own code where it can be
-    built or is built already, else the model, saying why on standard error); with pools, models
+    """The prediction by the engine `--engine` names (`auto`: Volcano's own code where it is built,
+    else the model, saying why on standard error); with pools, models
     waiting on an autoscaled pool are told apart by the same engine (`whatif.pool_growth`), and a
     model whose weight claim is missing waits (`whatif.claims`)."""
     from whatif.claims import with_missing_claims
@@ -37,11 +37,11 @@ def predict_for(args: argparse.Namespace, result: Any) -> Any:
 
 def _engine_prediction(args: argparse.Namespace, state: ClusterState, result: Any) -> tuple[Any, Any]:
     from whatif.predict import predict
-    from whatif.volcano.build import EngineUnavailableError, ensure_built
+    from whatif.volcano.build import EngineUnavailableError
 
     if args.engine != "model":
         try:
-            ensure_built()
+            _find_engine(args.engine)
         except EngineUnavailableError as why:
             if args.engine == "volcano":
                 raise UsageError(f"--engine volcano: {why}") from why
@@ -59,12 +59,34 @@ def _engine_prediction(args: argparse.Namespace, state: ClusterState, result: An
     return predict, predict(state, result.spec, result.rendered)
 
 
+def _find_engine(engine: str) -> None:
+    """The built engine. `auto` never builds inside a call (a cold build is minutes): it says how to
+    build and lets the model answer; `volcano` builds, saying so first."""
+    from whatif.volcano.build import EngineUnavailableError, binary_path, ensure_built, go_available
+
+    if binary_path().exists() or not go_available():
+        ensure_built()  # found, or the error that says Go is missing
+        return
+    if engine == "auto":
+        raise EngineUnavailableError(
+            "Volcano's scheduling code is not built here; `make volcano-session` builds it from its Go module "
+            "(a few minutes the first time, then cached), or `--engine volcano` builds it before answering"
+        )
+    print(
+        "building Volcano's scheduling code (volcano-session) from its Go module before answering: "
+        "a few minutes the first time, then cached",
+        file=sys.stderr,
+        flush=True,
+    )
+    ensure_built()
+
+
 def engine_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         choices=("auto", "volcano", "model"),
         default="auto",
-        help="who answers: `volcano`, Volcano's own scheduling code (needs Go, or `make volcano-session` run "
-        "once); `model`, the project's model of it; `auto` (default) Volcano's code where it can be had, "
-        "else the model",
+        help="who answers: `volcano`, Volcano's own scheduling code (built from its Go module first if "
+        "needed); `model`, the project's model of it; `auto` (default) Volcano's code where it is built "
+        "(`make volcano-session`), else the model",
     )

@@ -93,8 +93,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _whatif(args: argparse.Namespace, head: StackRender) -> str:
-    """What the scheduler will do with the change on the recorded cluster `--from` names. A
-    snapshot that cannot be read is said in its place: the diff itself still stands."""
+    """What the scheduler will do with the change on the recorded cluster `--from` names, the
+    verdicts the change makes first. A snapshot that cannot be read is said in its place: the diff
+    itself still stands."""
     from cli.prediction import predict_for
     from live.cluster_state import StateError
     from offline.markdown import code
@@ -102,9 +103,35 @@ def _whatif(args: argparse.Namespace, head: StackRender) -> str:
 
     args.kubeconfig = args.context = None  # a diff never reads a live cluster
     try:
-        return markdown(predict_for(args, head))
+        return markdown(predict_for(args, head), before=_base_prediction(args))
     except StateError as error:
         return f"_No what-if: the recorded cluster cannot be read ({code(str(error))})._\n"
+
+
+def _base_prediction(args: argparse.Namespace) -> Any:
+    """The what-if of the base revision's stack on the same snapshot, answered by this checkout's
+    code, so the verdicts the change makes can lead. For a stack new in the change, an empty one
+    (every model is then new); None where this code cannot read the base's stack file (the report
+    then lists every model as before)."""
+    from cli.prediction import predict_for
+    from config.errors import ConfigError
+    from config.stack_file.reader import StackFileError
+    from offline.diff import extract_revision
+    from offline.engine import ProgramError
+    from offline.render import render_stack
+    from whatif.predict import Prediction
+
+    with tempfile.TemporaryDirectory(prefix="vp-base-whatif-") as tmp:
+        tree = Path(tmp)
+        extract_revision(PROJECT_DIR, args.base, tree)
+        stack_file = Path(args.base_config_file) if args.base_config_file else tree / f"Pulumi.{args.stack}.yaml"
+        if not stack_file.is_file():
+            return Prediction(args.stack, "", "", [], [], [])
+        try:
+            base = render_stack(PROJECT_DIR, args.stack, stack_file)
+        except (ConfigError, StackFileError, ProgramError):
+            return None
+        return predict_for(args, base)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -279,6 +279,15 @@ def _unified(before: Entry | None, after: Entry | None) -> list[str]:
     return list(difflib.unified_diff(old_lines, new_lines, old_name, new_name))
 
 
+def extract_revision(project_dir: Path, revision: str, tree: Path) -> None:
+    """The files of a git revision, written into `tree`."""
+    tree.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(project_dir), "archive", revision], capture_output=True, check=False)
+    if archive.returncode != 0:
+        raise RevisionError(f"cannot read revision {revision}: {archive.stderr.decode().strip()}")
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+
+
 def render_at_revision(
     project_dir: Path, revision: str, stack: str, out: Path, config_file: Path | None = None
 ) -> bool:
@@ -287,11 +296,7 @@ def render_at_revision(
     (everything is then new)."""
     with tempfile.TemporaryDirectory(prefix="vp-base-") as tmp:
         tree = Path(tmp) / "tree"
-        tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(project_dir), "archive", revision], capture_output=True, check=False)
-        if archive.returncode != 0:
-            raise RevisionError(f"cannot read revision {revision}: {archive.stderr.decode().strip()}")
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+        extract_revision(project_dir, revision, tree)
         if config_file is None and not (tree / f"Pulumi.{stack}.yaml").exists():
             out.mkdir(parents=True, exist_ok=True)
             return False

@@ -52,6 +52,9 @@ type Cycle struct {
 	Phases      map[string]string   `json:"phases"`
 	// Conditions: PodGroup -> the message of its Unschedulable condition, where the session set one.
 	Conditions map[string]string `json:"conditions,omitempty"`
+	// annotations: PodGroup -> its annotations as the session left them, which the scheduler
+	// writes back with the phase (the allocated HyperNode among them).
+	annotations map[string]map[string]string
 }
 
 func (o Outcome) key() string {

@@ -79,18 +79,24 @@ func parsePolicy(text string, defaults bool) (Policy, error) {
 
 // settle runs cycles until one binds and evicts nothing, or evicts the same pods as an earlier
 // one. Between cycles the world changes as the cluster would: bound pods run, evicted pods are
-// recreated Pending by their controllers, PodGroups keep the phase the session wrote.
+// recreated Pending by their controllers, PodGroups keep the phase the session wrote; each change
+// reaches the one cache of the run as an informer event.
 func settle(w *World, p Policy, cycles int) (Outcome, error) {
 	out := Outcome{Pods: map[string]string{}, Phases: map[string]string{}, Evicted: []string{}}
+	s, err := newScheduler(w)
+	if err != nil {
+		return out, err
+	}
+	defer s.close()
 	seen := map[string]bool{}
 	for i := 0; i < cycles; i++ {
-		cycle, err := session(w, p)
+		cycle, err := s.cycle(w, p)
 		if err != nil {
 			return out, fmt.Errorf("cycle %d: %v", i+1, err)
 		}
 		out.Cycles = append(out.Cycles, cycle)
 		out.Evicted = append(out.Evicted, cycle.Evictions...)
-		apply(w, cycle, i+1)
+		apply(w, s, cycle, i+1)
 		if len(cycle.Binds) == 0 && len(cycle.Evictions) == 0 {
 			break
 		}
@@ -115,31 +121,43 @@ func settle(w *World, p Policy, cycles int) (Outcome, error) {
 	return out, nil
 }
 
-// apply carries one cycle's decisions into the world.
-func apply(w *World, c Cycle, n int) {
+// apply carries one cycle's decisions into the world and the scheduler's cache.
+func apply(w *World, s *Scheduler, c Cycle, n int) {
 	evicted := map[string]bool{}
 	for _, name := range c.Evictions {
 		evicted[name] = true
 	}
-	for i, pod := range w.Pods {
-		name := key(pod.Namespace, pod.Name)
+	for i, old := range w.Pods {
+		name := key(old.Namespace, old.Name)
 		if node, ok := c.Binds[name]; ok {
-			pod = pod.DeepCopy()
+			pod := old.DeepCopy()
 			pod.Spec.NodeName = node
 			pod.Status.Phase = v1.PodRunning
 			w.Pods[i] = pod
+			s.updatePod(old, pod)
 		} else if evicted[name] {
-			pod = pod.DeepCopy()
+			pod := old.DeepCopy()
 			pod.UID = types.UID(fmt.Sprintf("%s-recreated-%d", pod.UID, n))
 			pod.Spec.NodeName = ""
 			pod.DeletionTimestamp = nil
 			pod.Status = v1.PodStatus{Phase: v1.PodPending}
 			w.Pods[i] = pod
+			s.deletePod(old)
+			s.addPod(pod)
 		}
 	}
-	for _, pg := range w.PodGroups {
-		if phase, ok := c.Phases[key(pg.Namespace, pg.Name)]; ok && phase != "" {
-			pg.Status.Phase = schedulingv1beta1.PodGroupPhase(phase)
+	for i, old := range w.PodGroups {
+		id := key(old.Namespace, old.Name)
+		phase, ok := c.Phases[id]
+		if !ok || phase == "" {
+			continue
 		}
+		pg := old.DeepCopy()
+		pg.Status.Phase = schedulingv1beta1.PodGroupPhase(phase)
+		if annotations := c.annotations[id]; len(annotations) > 0 {
+			pg.Annotations = annotations
+		}
+		w.PodGroups[i] = pg
+		s.updatePodGroup(old, pg)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"volcano.sh/apis/pkg/apis/scheduling"
+	schedulingv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/cache"
 	"volcano.sh/volcano/pkg/scheduler/conf"
@@ -31,25 +33,36 @@ type Policy struct {
 	Configurations []conf.Configuration
 }
 
-// session runs one scheduling cycle on the world, as the binary's runOnce does
-// (pkg/scheduler/scheduler.go): open a session on the cache, execute each action, close it.
-func session(w *World, p Policy) (Cycle, error) {
-	binder := util.NewFakeBinder(len(w.Pods) + 1)
-	evictor := util.NewFakeEvictor(len(w.Pods) + 1)
-	// A FakeRecorder without a channel drops events; with one, a full channel would block the cache.
-	sc := cache.NewCustomMockSchedulerCache(SchedulerName, binder, evictor, &util.FakeStatusUpdater{}, nil, &record.FakeRecorder{})
-	stop := make(chan struct{})
-	defer close(stop)
-	sc.Run(stop)
+// Scheduler is one scheduler cache, built from a world once and kept across the cycles of a run,
+// as the binary keeps its cache across sessions (pkg/scheduler/scheduler.go, runOnce): between
+// cycles the changes reach it through the event handlers its informers call, so what the cache
+// keeps of its own between sessions (a gang's allocated HyperNode, `updateJobInfo` in
+// pkg/scheduler/cache/cache.go) is kept here too.
+type Scheduler struct {
+	cache *cache.SchedulerCache
+	stop  chan struct{}
+	// version numbers the PodGroup updates; the cache skips an update whose resourceVersion did
+	// not change (`UpdatePodGroupV1beta1`, pkg/scheduler/cache/event_handlers.go).
+	version int
+}
+
+// newScheduler fills a cache with the world's objects through the handlers the informers call.
+func newScheduler(w *World) (*Scheduler, error) {
+	sc := cache.NewCustomMockSchedulerCache(SchedulerName, util.NewFakeBinder(0), util.NewFakeEvictor(0),
+		&util.FakeStatusUpdater{}, nil, &record.FakeRecorder{})
+	s := &Scheduler{cache: sc, stop: make(chan struct{})}
+	sc.Run(s.stop)
 
 	// HyperNode members given by regex or label are matched against the node lister.
 	nodes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
 	for _, node := range w.Nodes {
 		if err := nodes.Add(node); err != nil {
-			return Cycle{}, err
+			s.close()
+			return nil, err
 		}
 		if err := sc.AddOrUpdateNode(node.DeepCopy()); err != nil {
-			return Cycle{}, fmt.Errorf("node %s: %v", node.Name, err)
+			s.close()
+			return nil, fmt.Errorf("node %s: %v", node.Name, err)
 		}
 	}
 	sc.HyperNodesInfo = api.NewHyperNodesInfo(listerv1.NewNodeLister(nodes))
@@ -60,11 +73,7 @@ func session(w *World, p Policy) (Cycle, error) {
 		sc.AddQueueV1beta1(q.DeepCopy())
 	}
 	for _, pod := range w.Pods {
-		// The binary's pod informer passes only its own pods and pods already on a node
-		// (pkg/scheduler/cache/cache.go, addEventHandler); AddPod itself takes any pod.
-		if pod.Spec.SchedulerName == SchedulerName || pod.Spec.NodeName != "" {
-			sc.AddPod(pod.DeepCopy()) // the scheduler writes to the pods it holds
-		}
+		s.addPod(pod)
 	}
 	for _, pg := range w.PodGroups {
 		sc.AddPodGroupV1beta1(pg.DeepCopy())
@@ -74,15 +83,66 @@ func session(w *World, p Policy) (Cycle, error) {
 		err := sc.HyperNodesInfo.UpdateHyperNode(hn.DeepCopy())
 		sc.HyperNodesInfo.Unlock()
 		if err != nil {
-			return Cycle{}, fmt.Errorf("hypernode %s: %v", hn.Name, err)
+			s.close()
+			return nil, fmt.Errorf("hypernode %s: %v", hn.Name, err)
 		}
 	}
+	return s, nil
+}
+
+func (s *Scheduler) close() { close(s.stop) }
+
+// watched says whether the binary's pod informer passes a pod: its own pods and pods already on
+// a node (pkg/scheduler/cache/cache.go, addEventHandler); AddPod itself takes any pod.
+func watched(pod *v1.Pod) bool {
+	return pod.Spec.SchedulerName == SchedulerName || pod.Spec.NodeName != ""
+}
+
+func (s *Scheduler) addPod(pod *v1.Pod) {
+	if watched(pod) {
+		s.cache.AddPod(pod.DeepCopy()) // the scheduler writes to the pods it holds
+	}
+}
+
+// updatePod is the informer's update event: delete and add when the filter's answer changes.
+func (s *Scheduler) updatePod(old, pod *v1.Pod) {
+	switch {
+	case watched(old) && watched(pod):
+		s.cache.UpdatePod(old.DeepCopy(), pod.DeepCopy())
+	case watched(old):
+		s.cache.DeletePod(old.DeepCopy())
+	default:
+		s.addPod(pod)
+	}
+}
+
+func (s *Scheduler) deletePod(pod *v1.Pod) {
+	if watched(pod) {
+		s.cache.DeletePod(pod.DeepCopy())
+	}
+}
+
+func (s *Scheduler) updatePodGroup(old, pg *schedulingv1beta1.PodGroup) {
+	s.version++
+	before, after := old.DeepCopy(), pg.DeepCopy()
+	before.ResourceVersion = strconv.Itoa(2 * s.version)
+	after.ResourceVersion = strconv.Itoa(2*s.version + 1)
+	s.cache.UpdatePodGroupV1beta1(before, after)
+}
+
+// cycle runs one scheduling cycle, as the binary's runOnce does: open a session on the cache,
+// execute each action, close it. Binds and evictions are counted per cycle by a fresh fake
+// binder and evictor.
+func (s *Scheduler) cycle(w *World, p Policy) (Cycle, error) {
+	binder := util.NewFakeBinder(len(w.Pods) + 1)
+	evictor := util.NewFakeEvictor(len(w.Pods) + 1)
+	s.cache.Binder, s.cache.Evictor = binder, evictor
 
 	conf.EnabledActionMap = make(map[string]bool, len(p.Actions))
 	for _, action := range p.Actions {
 		conf.EnabledActionMap[action.Name()] = true
 	}
-	ssn := framework.OpenSession(sc, p.Tiers, p.Configurations)
+	ssn := framework.OpenSession(s.cache, p.Tiers, p.Configurations)
 	releasing := map[api.TaskID]bool{}
 	for _, job := range ssn.Jobs {
 		for id := range job.TaskStatusIndex[api.Releasing] {
@@ -96,11 +156,12 @@ func session(w *World, p Policy) (Cycle, error) {
 	framework.CloseSession(ssn)
 
 	out := Cycle{
-		Binds:      map[string]string{},
-		Evictions:  []string{},
-		Pipelined:  map[string][]string{},
-		Phases:     map[string]string{},
-		Conditions: map[string]string{},
+		Binds:       map[string]string{},
+		Evictions:   []string{},
+		Pipelined:   map[string][]string{},
+		Phases:      map[string]string{},
+		Conditions:  map[string]string{},
+		annotations: map[string]map[string]string{},
 	}
 	wantBinds, wantEvicts := 0, 0
 	for id, job := range jobs {
@@ -115,6 +176,7 @@ func session(w *World, p Policy) (Cycle, error) {
 		}
 		if job.PodGroup != nil {
 			out.Phases[string(id)] = string(job.PodGroup.Status.Phase)
+			out.annotations[string(id)] = job.PodGroup.GetAnnotations()
 			for _, c := range job.PodGroup.Status.Conditions {
 				if c.Type == scheduling.PodGroupUnschedulableType && c.Status == v1.ConditionTrue {
 					out.Conditions[string(id)] = c.Message

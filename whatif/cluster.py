@@ -19,7 +19,7 @@ from config.schema.go_regexp import finds
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState, StateError
 from offline.manifests import Rendered
-from whatif.discovery import discover
+from whatif.hypernodes import after_up
 from whatif.scenario import PREEMPTABLE, HyperNodeCycleError, gang_fields, hypernodes_of, queue_affinity, task_status
 from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
@@ -178,6 +178,11 @@ def _nodes(state: ClusterState) -> dict[str, Node]:
 def dump_hypernodes(state: ClusterState, nodes: dict[str, Node]) -> dict[str, HyperNode]:
     """The dump's HyperNodes, members given by regex (RE2, unanchored, as Volcano's Go code finds
     them) or label resolved against its nodes."""
+    by_label: dict[tuple[str, str], set[str]] = {}
+    for node in nodes.values():
+        for pair in node.labels.items():
+            by_label.setdefault(pair, set()).add(node.name)
+    order = {name: index for index, name in enumerate(nodes)}
     items = []
     for obj in state.hyper_nodes:
         members = []
@@ -189,11 +194,10 @@ def dump_hypernodes(state: ClusterState, nodes: dict[str, Node]) -> dict[str, Hy
             elif "regexMatch" in selector or "labelMatch" in selector:
                 pattern = (selector.get("regexMatch") or {}).get("pattern")
                 labels = (selector.get("labelMatch") or {}).get("matchLabels") or {}
-                for node in nodes.values():
-                    if (pattern and finds(pattern, node.name)) or (
-                        labels and all(node.labels.get(k) == v for k, v in labels.items())
-                    ):
-                        members.append({"type": "Node", "name": node.name})
+                found = {name for name in nodes if finds(pattern, name)} if pattern else set()
+                if labels:
+                    found |= set.intersection(*(by_label.get(pair, set()) for pair in labels.items()))
+                members.extend({"type": "Node", "name": name} for name in sorted(found, key=order.__getitem__))
         spec_ = obj.get("spec") or {}
         items.append(
             {
@@ -212,32 +216,10 @@ def dump_hypernodes(state: ClusterState, nodes: dict[str, Node]) -> dict[str, Hy
 def _hypernodes(
     state: ClusterState, spec: PlatformSpec, rendered: Rendered, nodes: dict[str, Node]
 ) -> dict[str, HyperNode]:
-    """The dump's HyperNodes; without any, the stack's own (explicit) HyperNodes resolved against the
-    nodes as the scheduler resolves them, else the stack's topology (what discovery will build)."""
-    if state.hyper_nodes:
-        return dump_hypernodes(state, nodes)
-    own = [o.manifest for o in rendered.by_kind("HyperNode")]
-    if own:
-        return dump_hypernodes(replace(state, hyper_nodes=own), nodes)
-    topology = spec.topology
-    if topology is None:
-        return {}
-    below = topology.nodes_below_named
-    out = {
-        d.name: HyperNode(
-            d.name,
-            d.tier,
-            below[d.name],
-            topology.tiers[d.tier - 1],
-            d.parent if d.parent in below else None,
-        )
-        for d in topology.named_domains
-    }
-    if topology.pools:
-        unnamed = ((name, node.labels) for name, node in nodes.items() if name not in topology.node_leaf)
-        for found in discover(unnamed, topology.tiers).values():
-            out[found.name] = HyperNode(found.name, found.tier, frozenset(found.nodes), found.tier_name, found.parent)
-    return out
+    """The HyperNodes after `pulumi up` (`whatif.hypernodes.after_up`) resolved against the nodes as
+    the scheduler resolves them."""
+    merged = after_up(state, spec, rendered, ((name, node.labels) for name, node in nodes.items()))
+    return dump_hypernodes(replace(state, hyper_nodes=merged), nodes)
 
 
 def node_affinity(spec: dict[str, Any]) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...]:

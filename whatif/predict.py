@@ -67,6 +67,8 @@ class Verdict:
     key: str = ""
     """The stack key the reason names, the one that would change the verdict (a tenant's queue
     key when it waits for quota)."""
+    volcano_message: str = ""
+    """Volcano's own message the reason was made from (its PodGroup's Unschedulable condition)."""
 
 
 def settle(session: Session) -> None:
@@ -138,6 +140,9 @@ class Prediction:
     not_modelled: list[str]
     engine: str = "model"
     """Who answered: `volcano` (Volcano's own scheduling code) or `model` (the Python model)."""
+    ties_tried: bool = True
+    """Whether Volcano's code was run more than once, so a random tie between equal nodes shows
+    (`volcano` only; at a size where each run is long, it runs once)."""
 
     @property
     def all_fit(self) -> bool:
@@ -246,8 +251,13 @@ def predict(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Pred
     by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
     verdicts = [verdict_of(session, empty, spec, models[name], by_preemptor) for name in spec.models]
     session.hypernodes.pop(ROOT, None)
-    policy = f"actions {', '.join(actions)}; tiers " + " | ".join(", ".join(str(p["name"]) for p in t) for t in tiers)
-    return Prediction(spec.stack, state.source, policy, verdicts, tenants, sorted(set(not_modelled)))
+    return Prediction(
+        spec.stack, state.source, policy_text(tiers, actions), verdicts, tenants, sorted(set(not_modelled))
+    )
+
+
+def policy_text(tiers: list[list[dict[str, Any]]], actions: tuple[str, ...]) -> str:
+    return f"actions {', '.join(actions)}; tiers " + " | ".join(", ".join(str(p["name"]) for p in t) for t in tiers)
 
 
 def _tasks(session: Session, jobs: ModelJobs) -> list[Task]:
@@ -316,7 +326,13 @@ def verdict_of(
         )
         why = reasons.reason_for(alone, stuck, model, spec, empty=True)
         return Verdict(
-            model.name, NEVER, victims=victims, reason=f"{why.text} (`{why.key}`)", note=waking_note(model), key=why.key
+            model.name,
+            NEVER,
+            victims=victims,
+            reason=f"{why.text} (`{why.key}`)",
+            note=waking_note(model),
+            key=why.key,
+            volcano_message=why.volcano,
         )
     wanted = set(jobs.tasks)
     stuck = next(
@@ -324,5 +340,11 @@ def verdict_of(
     )
     why = reasons.reason_for(session, stuck, model, spec, empty=False)
     return Verdict(
-        model.name, WAITS, victims=victims, reason=f"{why.text} (`{why.key}`)", note=waking_note(model), key=why.key
+        model.name,
+        WAITS,
+        victims=victims,
+        reason=f"{why.text} (`{why.key}`)",
+        note=waking_note(model),
+        key=why.key,
+        volcano_message=why.volcano,
     )

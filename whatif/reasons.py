@@ -14,6 +14,7 @@ from whatif.scheduler.queues import QueueAttr, QueuePlugin
 from whatif.scheduler.resources import PODS, Resources, fits
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT, tier_of
+from whatif.volcano_words import translate
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,8 @@ class Reason:
     key: str
     """The stack key that would change it."""
     never: bool = False
+    volcano: str = ""
+    """Volcano's own message the text was made from, where it was."""
 
 
 def gpus(amount: float) -> str:
@@ -48,16 +51,32 @@ def capped_capability(session: Session, queue: str, gpu: str) -> float | None:
     return own if own is not None and real is not None and real < own else None
 
 
-def queue_limit(session: Session, job: Job, gpu: str) -> tuple[float, float, float] | None:
-    """(allocated, limit, need) in milli-GPUs when the queue cannot take the job's pending pods."""
+def queue_limit(session: Session, job: Job, gpu: str) -> tuple[str, float, float, float] | None:
+    """(queue, allocated, limit, need) in milli-GPUs of the first queue that cannot take the job's
+    pending pods: its own, else the nearest ancestor below the root that is full. With hierarchy
+    the capacity plugin checks the job's queue and every ancestor (`queueAllocatable`,
+    plugins/capacity/capacity.go), so a child with room under a full parent still waits."""
     attr, plugin = _queue_attr(session, job.queue)
     if attr is None:
         return None
-    limit_of = attr.real_capability if plugin == "capacity" else attr.deserved
-    limit = limit_of.get(gpu, float("inf"))
     need = sum(t.resreq.get(gpu, 0.0) for t in job.tasks if t.status == PENDING)
-    allocated = attr.allocated.get(gpu, 0.0)
-    return (allocated, limit, need) if allocated + need > limit else None
+    chain = [attr.name, *reversed(attr.ancestors)] if plugin == "capacity" else [attr.name]
+    for name in chain:
+        queue_attr = _queue_attr(session, name)[0]
+        if name == ROOT or queue_attr is None:
+            continue
+        limit_of = queue_attr.real_capability if plugin == "capacity" else queue_attr.deserved
+        limit = limit_of.get(gpu, float("inf"))
+        allocated = queue_attr.allocated.get(gpu, 0.0)
+        if allocated + need > limit:
+            return name, allocated, limit, need
+    return None
+
+
+def queue_keys(spec: PlatformSpec) -> dict[str, str]:
+    """Each queue's settings by its stack key: `tenants.<t>.queue`, or `...queue.byType.<type>` for
+    a queue of one accelerator type."""
+    return {tenant.queue_name: tenant.queue_path for tenant in spec.tenants.values()}
 
 
 def _nodes_taking(session: Session, task: Task, room: Callable[[Node], Resources]) -> set[str]:
@@ -83,7 +102,7 @@ def _free_nodes(session: Session, task: Task) -> set[str]:
 def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec, empty: bool) -> Reason:
     """The dominant reason, checked in the order the scheduler meets them."""
     gpu = spec.gpu_resource
-    tenant_key = f"tenants.{model.tenant}.queue"
+    tenant_key = queue_keys(spec).get(job.queue, f"tenants.{model.tenant}.queue")
     queue = session.queues.get(job.queue)
     if queue is None or queue.state != "Open":
         state = queue.state if queue else "missing"
@@ -94,19 +113,13 @@ def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec,
     limited = queue_limit(session, job, gpu)
     gang = model.gang.pods * model.gpus_per_pod * 1000
     if limited is not None:
-        allocated, limit, need = limited
+        name, allocated, limit, need = limited
+        key = f"{queue_keys(spec).get(name, tenant_key)}.capability"
+        which = f"queue `{name}`" + ("" if name == job.queue else f" (above the model's queue `{job.queue}`)")
         if limit < gang:
-            return Reason(
-                f"queue `{job.queue}` may hold {gpus(limit)} GPUs, less than one gang ({gpus(gang)})",
-                f"{tenant_key}.capability",
-                never=True,
-            )
+            return Reason(f"{which} may hold {gpus(limit)} GPUs, less than one gang ({gpus(gang)})", key, never=True)
         if empty:
-            return Reason(
-                f"queue `{job.queue}` may hold {gpus(limit)} GPUs and the model needs {gpus(need)}",
-                f"{tenant_key}.capability",
-                never=True,
-            )
+            return Reason(f"{which} may hold {gpus(limit)} GPUs and the model needs {gpus(need)}", key, never=True)
         admitted = (
             ""
             if session.unschedulable.get(job.uid) != "enqueue"
@@ -115,7 +128,7 @@ def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec,
                 "not admitted neither starts nor preempts"
             )
         )
-        own = capped_capability(session, job.queue, gpu)
+        own = capped_capability(session, name, gpu)
         capped = (
             ""
             if own is None
@@ -123,9 +136,9 @@ def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec,
             f"{gpus(limit)})"
         )
         return Reason(
-            f"queue `{job.queue}` is at {gpus(allocated)} of {gpus(limit)} GPUs{capped} and the pending pods need "
+            f"{which} is at {gpus(allocated)} of {gpus(limit)} GPUs{capped} and the pending pods need "
             f"{gpus(need)} more{admitted}",
-            f"{tenant_key}.capability",
+            key,
         )
     task = pending[0]
     shaped = _shape_nodes(session, task)
@@ -189,8 +202,11 @@ def _last_word(session: Session, job: Job, model: ModelSpec, tenant_key: str) ->
         fill = {"queue": job.queue, "tenant": tenant_key, "model": model.name}
         return Reason(text.format(**fill), key.format(**fill))
     if word:
+        sentence = translate(word)
+        if sentence is not None:
+            return Reason(sentence, f"models.{model.name}.resources", volcano=word)
         # The cluster's own words (names it holds) in a code span: nothing in them can format a comment.
-        return Reason(f"Volcano says: {code(word)}", f"models.{model.name}")
+        return Reason(f"Volcano says: {code(word)}", f"models.{model.name}", volcano=word)
     return Reason("the scheduler has not placed it yet", f"models.{model.name}")
 
 

@@ -38,6 +38,7 @@ def as_json(prediction: Prediction) -> str:
                 "victims": [victim.as_json() for victim in v.victims],
                 "reason": v.reason or None,
                 "note": v.note or None,
+                "volcanoMessage": v.volcano_message or None,
             }
             for v in _ordered(prediction.verdicts)
         ],
@@ -54,30 +55,34 @@ def _gpus(value: float | None) -> str:
     return "unlimited" if value is None or value == float("inf") else f"{value:g}"
 
 
-def markdown(prediction: Prediction) -> str:
+def markdown(prediction: Prediction, before: Prediction | None = None) -> str:
+    """The report; with `before` (the base revision's what-if on the same cluster), the verdicts
+    the change makes lead (before → after), then every other model."""
     lines = [f"### What the scheduler will do: stack {code(prediction.stack)}", ""]
     counts = {k: sum(1 for v in prediction.verdicts if v.verdict == k) for k in ORDER}
     lines.append(", ".join(f"**{counts[k]}** {ICON[k]}" for k in ORDER if counts[k]) or "no models")
     lines.append("")
-    if prediction.verdicts:
+    rest = _ordered(prediction.verdicts)
+    if before is not None:
+        was = {v.model: v for v in before.verdicts}
+        changed = [v for v in rest if v.model not in was or _changed(was[v.model], v)]
+        gone = sorted(set(was) - {v.model for v in prediction.verdicts})
+        rest = [v for v in rest if v not in changed]
+        if changed or gone:
+            lines += ["#### Verdicts this change makes", ""]
+            lines += ["| model | before | after | where / why | evicts |", "|---|---|---|---|---|"]
+            for v in changed:
+                then = f"**{ICON[was[v.model].verdict]}**" if v.model in was else "(new)"
+                lines.append(f"| {code(v.model)} | {then} | {_cells(v)} |")
+            lines += [f"| {code(m)} | **{ICON[was[m].verdict]}** | (removed) | - | - |" for m in gone]
+            lines.append("")
+        else:
+            lines += ["No verdict changes with this change: every model is answered as before it.", ""]
+        if rest:
+            lines += ["#### Every other model", ""]
+    if rest:
         lines += ["| model | verdict | where / why | evicts |", "|---|---|---|---|"]
-        for v in _ordered(prediction.verdicts):
-            where = f"domain {code(v.domain)}" if v.domain else ""
-            if v.headroom is not None and v.verdict in (FITS, EVICTS):
-                where += f"; queue headroom {v.headroom:g} GPUs after"
-            if v.reason:
-                where = one_line(v.reason, keep_backticks=True).replace("|", "\\|")
-            if v.note:
-                note = one_line(v.note, keep_backticks=True).replace("|", "\\|")
-                where += f" ({note})"
-            victims = "<br>".join(
-                f"{x.action} {code(x.namespace + '/' + x.pod_group)} (queue {code(x.queue)}, priority {x.priority}, "
-                f"{x.gpus:g} GPUs, {code(x.domain)})"
-                for x in v.victims[:10]
-            )
-            if len(v.victims) > 10:
-                victims += f"<br>and {len(v.victims) - 10} more"
-            lines.append(f"| {code(v.model)} | **{ICON[v.verdict]}** | {where} | {victims or '-'} |")
+        lines += [f"| {code(v.model)} | {_cells(v)} |" for v in rest]
         lines.append("")
     exposed = [t for t in prediction.tenants if t.reclaimable or t.over_capability]
     if exposed:
@@ -99,7 +104,10 @@ def markdown(prediction: Prediction) -> str:
         lines.append(
             f"Answered by Volcano {VOLCANO_VERSION}'s own scheduling code (its scheduler cache, actions and plugins, "
             f"run on the snapshot cycle after cycle) with the stack's policy ({prediction.policy}) on "
-            f"{code(prediction.source)}; reasons from the project's model of it. Volume claims are checked only for "
+            f"{code(prediction.source)}"
+            + ("" if prediction.ties_tried else ", once at this size (a random tie between equal nodes is not shown)")
+            + "; the reasons are the project's, read on the cluster as Volcano left it (`Volcano says` quotes "
+            "Volcano's own message where the project has no sentence for it). Volume claims are checked only for "
             "whether they exist."
         )
     else:
@@ -110,6 +118,32 @@ def markdown(prediction: Prediction) -> str:
             + "."
         )
     return "\n".join(lines) + "\n"
+
+
+def _changed(was: Verdict, now: Verdict) -> bool:
+    """A verdict a reviewer would see change: its kind, or whom it evicts."""
+    victims = sorted((v.namespace, v.pod_group) for v in now.victims)
+    return was.verdict != now.verdict or victims != sorted((v.namespace, v.pod_group) for v in was.victims)
+
+
+def _cells(v: Verdict) -> str:
+    """The verdict, where or why, and whom it evicts, as table cells."""
+    where = f"domain {code(v.domain)}" if v.domain else ""
+    if v.headroom is not None and v.verdict in (FITS, EVICTS):
+        where += f"; queue headroom {v.headroom:g} GPUs after"
+    if v.reason:
+        where = one_line(v.reason, keep_backticks=True).replace("|", "\\|")
+    if v.note:
+        note = one_line(v.note, keep_backticks=True).replace("|", "\\|")
+        where += f" ({note})"
+    victims = "<br>".join(
+        f"{x.action} {code(x.namespace + '/' + x.pod_group)} (queue {code(x.queue)}, priority {x.priority}, "
+        f"{x.gpus:g} GPUs, {code(x.domain)})"
+        for x in v.victims[:10]
+    )
+    if len(v.victims) > 10:
+        victims += f"<br>and {len(v.victims) - 10} more"
+    return f"**{ICON[v.verdict]}** | {where} | {victims or '-'}"
 
 
 def explain_markdown(prediction: Prediction, model: str) -> str:

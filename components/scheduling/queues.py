@@ -53,7 +53,11 @@ def queue_manifest(
         "metadata": {
             "name": tenant.queue_name,
             "labels": {TENANT_LABEL: tenant.parent if tenant.accelerator_type else tenant.name, **MANAGED_BY},
-            "annotations": {WAIT_FOR_ANNOTATION: QUEUE_OPEN},
+            # Forced: Volcano's queue controller sets `spec.parent: root` on a queue created
+            # without one (`updateQueueParent`, pkg/controllers/queue/queue_controller_action.go,
+            # v1.15.1) and so co-owns it; without force, moving a tenant under a parent later is a
+            # field conflict at `pulumi up`.
+            "annotations": {WAIT_FOR_ANNOTATION: QUEUE_OPEN, PATCH_FORCE_ANNOTATION: "true"},
         },
         "spec": spec,
     }

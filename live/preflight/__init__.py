@@ -23,6 +23,7 @@ from live.preflight.installs import check_installs, check_prerequisites
 from live.preflight.nodes import check_nodes, check_taints, tolerates
 from live.preflight.objects import check_existing_objects
 from live.preflight.pools import check_pools
+from live.preflight.queue_order import check_queue_order
 from live.preflight.report import Finding, Report, as_json, markdown
 from offline.manifests import Rendered
 
@@ -41,6 +42,7 @@ def preflight(spec: PlatformSpec, rendered: Rendered, state: ClusterState) -> Re
     check_installs(spec, rendered, state, report)
     check_prerequisites(spec, rendered, state, report)
     check_capacity(spec, state, report)
+    check_queue_order(rendered, state, report)
     check_hypernode_parents(state, report)
     check_gateway(spec, state, report)
     return report

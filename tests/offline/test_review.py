@@ -14,7 +14,7 @@ from cli.main import main
 from offline.diff import Entry
 from offline.render import write_render
 from offline.review import DERIVED, diff_dirs, diff_markdown, only_names_differ
-from tests.conftest import PROJECT_DIR, stack_raw
+from tests.conftest import PROJECT_DIR, stack_raw, write_stack
 
 DUMPS = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "whatif"
 
@@ -143,3 +143,27 @@ def test_the_what_if_needs_a_stack(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_a_base_that_git_would_read_as_an_option_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", "--stack", "dev", "--base=--output=/tmp/x"]) == 2
     assert "is not a git revision (it starts with `-`)" in capsys.readouterr().err
+
+
+def test_the_verdicts_a_change_makes_lead_the_what_if(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The base revision's stack and the change's, answered on the same recorded cluster: the first
+    table is the verdicts that differ (before → after), a new model among them."""
+    raw = stack_raw("aicloud-a")
+    raw["models"]["qwen2-72b-tenanta"]["priorityClass"] = "p3-low"  # never preempts: it now waits
+    raw["models"]["second-8b"] = {**raw["models"]["qwen8b-preemptor"], "replicas": 1, "serviceName": "second-8b"}
+    stack = write_stack(tmp_path / "Pulumi.aicloud-a.yaml", raw)
+    dump = DUMPS / "aicloud-a-preempt.yaml"
+    args = ["diff", "--stack", "aicloud-a", "--base", "HEAD", "--config-file", str(stack), "--from", str(dump)]
+    assert main([*args, "--engine", "model", "--markdown"]) == 1
+    out = capsys.readouterr().out
+    first = out.index("#### Verdicts this change makes")
+    assert first < out.index("| `qwen2-72b-tenanta` | **evicts** | **waits** |")
+    assert first < out.index("| `second-8b` | (new) | **evicts** |")
+
+
+def test_a_change_that_moves_no_verdict_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    dump = DUMPS / "aicloud-a-preempt.yaml"
+    assert main(["diff", "--stack", "aicloud-a", "--base", "HEAD", "--from", str(dump), "--engine", "model"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "No verdict changes with this change" in out
+    assert out.index("#### Every other model") < out.index("| `qwen2-72b-tenanta` | **evicts** |")

@@ -291,6 +291,14 @@ def test_the_default_queue_patch_forces_the_scheduler_owned_fields(committed_ren
     assert patch.manifest["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
 
 
+def test_tenant_queues_force_the_parent_volcano_co_owns(committed_render: Any) -> None:
+    """Volcano's queue controller sets `spec.parent: root` on a queue made without one, so moving a
+    tenant under a parent later conflicts unless the stack's apply forces it (it did, for real:
+    `tests/e2e/test_whatif_real.py`)."""
+    queues = [o for o in committed_render("aicloud-eks").rendered.by_kind("Queue") if not o.patch]
+    assert queues and all(q.manifest["metadata"]["annotations"]["pulumi.com/patchForce"] == "true" for q in queues)
+
+
 def test_tenant_namespaces_are_retained_unless_the_tenant_says_otherwise(render_raw: Any, tmp_path: Path) -> None:
     released = mutate(SEED, lambda r: r["tenants"]["tenantb"].update(retainNamespaces=False))
     index = {e["urn"].split("::")[-1]: e for e in render_raw(released).rendered.index}

@@ -106,6 +106,18 @@ def test_the_schedulers_own_words_become_sentences() -> None:
         reason = _last_word(session, job, Model(), "tenants.tenanta.queue")  # type: ignore[arg-type]
         assert reason.text != word and len(reason.text.split()) > 5
         assert reason.key.startswith(("tenants.", "models."))
-    session.unschedulable = {job.uid: "0/2 tasks in gang unschedulable: 2 Insufficient nvidia.com/gpu"}
+    # The gang plugin's message (plugins/gang/gang.go) around the job's fit error (api/job_info.go).
+    volcano = (
+        "2/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 2 minAvailable; "
+        "Pending: 1 Schedulable, 1 Unschedulable"
+    )
+    session.unschedulable = {job.uid: volcano}
     reason = _last_word(session, job, Model(), "tenants.tenanta.queue")  # type: ignore[arg-type]
-    assert reason.text.startswith("Volcano says: `0/2 tasks in gang unschedulable")
+    assert reason.text == (
+        "2 of its 2 pods cannot be placed at once (1 would fit once the whole gang does; 1 found no node with room)"
+    )
+    assert reason.key == f"models.{BIG}.resources" and reason.volcano == volcano
+    # A message of another form is quoted, as Volcano wrote it.
+    session.unschedulable = {job.uid: "queue is closed"}
+    reason = _last_word(session, job, Model(), "tenants.tenanta.queue")  # type: ignore[arg-type]
+    assert reason.text == "Volcano says: `queue is closed`" and reason.volcano == "queue is closed"

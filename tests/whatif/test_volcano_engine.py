@@ -29,7 +29,7 @@ from tests.e2e.stacks import dev_nodes
 from tests.whatif.test_whatif import EMPTY, tainted_dump
 from whatif.predict import predict
 from whatif.scheduler.model import PIPELINED
-from whatif.volcano.build import EngineUnavailableError, ensure_built
+from whatif.volcano.build import EngineUnavailableError, binary_path, ensure_built, go_available
 from whatif.volcano.objects import scenario_case
 from whatif.volcano.predict import predict_with_volcano
 from whatif.volcano.runner import run_cases
@@ -226,6 +226,25 @@ def test_without_go_the_model_answers_and_says_so(
     assert "note: the model answers: Go is not installed" in captured.err
     assert main(["whatif", "--stack", "aicloud-a", "--from", str(dump), "--engine", "volcano"]) == 2
     assert "--engine volcano: Go is not installed" in capsys.readouterr().err
+
+
+def test_auto_never_builds_the_engine_inside_a_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Go is here and the engine is not built: `auto` says how to build it and the model answers at
+    once, instead of a silent build of minutes."""
+    if not go_available():
+        pytest.skip("needs Go on PATH")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("VOLCANO_PLATFORM_CACHE", str(cache))
+    dump = DUMPS / "aicloud-a-full-queue.yaml"
+    code = main(["whatif", "--stack", "aicloud-a", "--from", str(dump), "--json"])
+    captured = capsys.readouterr()
+    assert code == 1 and json.loads(captured.out)["engine"] == "model"
+    assert "note: the model answers: Volcano's scheduling code is not built here; `make volcano-session`" in (
+        captured.err
+    )
+    assert not binary_path().exists()
 
 
 def _dev_with_a_leaf_gang(labels_enabled: bool) -> dict[str, Any]:

@@ -5,8 +5,8 @@ and HyperNodes, each model's pods and PodGroups as the controllers make them: `w
 goes to `volcano-session`, which runs the stack's rendered scheduler configuration cycle after
 cycle until nothing changes. Its outcome decides each model's verdict and its victims; a model
 that does not run is tried again alone on the same nodes, as the model does, to tell `waits` from
-`never`. The reasons stay the model's, read on the cluster as Volcano left it; where the model
-would have answered differently, the verdict says so.
+`never`. The reasons stay the model's, read on the cluster as Volcano left it; asked to compare
+(`compare=True`), the verdicts where the model would have answered differently say so.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif.cluster import ModelJobs
-from whatif.discovery import discover
+from whatif.hypernodes import after_up
 from whatif.predict import (
     MAX_CYCLES,
     Prediction,
@@ -27,13 +27,14 @@ from whatif.predict import (
     Victim,
     idle_cluster,
     policy_of,
+    policy_text,
     predict,
     runs,
     tenant_exposure,
     verdict_of,
     victims_by_preemptor,
 )
-from whatif.scheduler.engine import open_session
+from whatif.scheduler.engine import ACTIONS, open_session
 from whatif.scheduler.model import PENDING, RUNNING
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT
@@ -43,6 +44,8 @@ from whatif.workload import Objects, build_world, waking_note
 REPEAT = 3
 """Runs of each question: Volcano breaks ties between equal nodes and HyperNodes at random
 (`SelectBestNodeAndScore`, `SelectBestHyperNode` in pkg/scheduler/util/scheduler_helper.go)."""
+TIE_CHECK_OBJECTS = 20_000
+"""Objects (nodes, pods, PodGroups, ...) up to which the question is run `REPEAT` times."""
 V1BETA1 = "scheduling.volcano.sh/v1beta1"
 
 
@@ -56,11 +59,15 @@ def cluster_objects(
         *objects.nodes,
         *classes.values(),
         *queue_objects(state, rendered),
-        *(state.hyper_nodes or hyper_node_objects(spec, rendered, objects.nodes)),
+        *after_up(state, spec, rendered, (_name_and_labels(n) for n in objects.nodes)),
         *objects.pod_groups.values(),
         *(with_uid(without_claims(p)) for p in objects.pods.values()),
         *(with_uid(p) for p in objects.other_pods),
     ]
+
+
+def _name_and_labels(node: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    return node["metadata"]["name"], node["metadata"].get("labels") or {}
 
 
 def with_uid(pod: dict[str, Any]) -> dict[str, Any]:
@@ -116,47 +123,10 @@ def queue_objects(state: ClusterState, rendered: Rendered) -> list[dict[str, Any
     return list(out.values())
 
 
-def hyper_node_objects(spec: PlatformSpec, rendered: Rendered, nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The stack's own HyperNodes, or those its topology makes Volcano's label discovery build: from
-    the named domains, and for pools described by their shape from the `nodes`' labels."""
-    own = [o.manifest for o in rendered.by_kind("HyperNode")]
-    if own or spec.topology is None:
-        return own
-    topology = spec.topology
-    named = topology.named_domains
-    children: dict[str, list[tuple[str, str]]] = {d.name: [] for d in named}
-    for node, leaf in topology.node_leaf.items():
-        children[leaf].append(("Node", node))
-    for domain in named:
-        if domain.parent in children:
-            children[domain.parent].append(("HyperNode", domain.name))
-    tiers = {domain.name: domain.tier for domain in named}
-    if topology.pools:
-        labelled = (
-            (n["metadata"]["name"], n["metadata"].get("labels") or {})
-            for n in nodes
-            if n["metadata"]["name"] not in topology.node_leaf
-        )
-        for found in discover(labelled, topology.tiers).values():
-            kind = "Node" if found.tier == 1 else "HyperNode"
-            children[found.name] = [(kind, member) for member in found.children]
-            tiers[found.name] = found.tier
-    return [
-        {
-            "apiVersion": "topology.volcano.sh/v1alpha1",
-            "kind": "HyperNode",
-            "metadata": {"name": name},
-            "spec": {
-                "tier": tiers[name],
-                "members": [{"type": kind, "selector": {"exactMatch": {"name": member}}} for kind, member in members],
-            },
-        }
-        for name, members in children.items()
-    ]
-
-
-def _case(case_id: str, objects: list[dict[str, Any]], conf: str, repeat: int) -> dict[str, Any]:
-    return {"id": case_id, "conf": conf, "defaults": True, "objects": objects, "cycles": MAX_CYCLES, "repeat": repeat}
+def _case(
+    case_id: str, objects: list[dict[str, Any]], conf: str, repeat: int, cycles: int = MAX_CYCLES
+) -> dict[str, Any]:
+    return {"id": case_id, "conf": conf, "defaults": True, "objects": objects, "cycles": cycles, "repeat": repeat}
 
 
 def _settle_to(session: Session, outcome: dict[str, Any]) -> None:
@@ -205,28 +175,54 @@ def _majority(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def predict_with_volcano(
-    state: ClusterState, spec: PlatformSpec, rendered: Rendered, repeat: int = REPEAT
+    state: ClusterState,
+    spec: PlatformSpec,
+    rendered: Rendered,
+    repeat: int | None = None,
+    *,
+    compare: bool = False,
 ) -> Prediction:
-    model = predict(state, spec, rendered)
-    tiers, _, configurations = policy_of(spec)
+    """Volcano's answer. `repeat`: runs of the question (default `repeats_for` the cluster's size);
+    `compare`: also answer with the model and note each verdict where it differs (the tests and
+    the benchmark do; a user's answer does not wait for a second engine)."""
+    tiers, actions, configurations = policy_of(spec)
     conf = scheduler_conf_text(spec)
     session, models, objects = build_world(state, spec, rendered)
     session.configurations = configurations
-    open_session(session, tiers)
+    not_modelled = open_session(session, tiers) + [a for a in actions if a not in ACTIONS]
     tenants = tenant_exposure(session, spec)
     session.hypernodes.pop(ROOT, None)
-    answer = run_cases([_case("change", cluster_objects(state, spec, rendered, objects), conf, repeat)])[0]
+    world = cluster_objects(state, spec, rendered, objects)
+    runs_ = repeat if repeat is not None else repeats_for(world)
+    answer = run_cases([_case("change", world, conf, runs_)])[0]
+    del world
     outcome = _majority(answer)
     evicted = _evicted(session, outcome)
     _settle_to(session, outcome)
     stuck = [name for name in spec.models if not runs(session, models[name])]
-    empty = _alone(state, spec, rendered, stuck, conf, configurations, tiers, repeat) if stuck else None
+    empty = _alone(state, spec, rendered, stuck, conf, configurations, tiers, runs_) if stuck else None
     open_session(session, tiers)  # the plugins' view of the cluster as Volcano left it, for reasons
     by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
     verdicts = [verdict_of(session, empty, spec, models[name], by_preemptor) for name in spec.models]
     session.hypernodes.pop(ROOT, None)
-    _notes(verdicts, model.verdicts, _undecided(session, models, answer), spec)
-    return Prediction(spec.stack, state.source, model.policy, verdicts, tenants, model.not_modelled, engine="volcano")
+    modelled = predict(state, spec, rendered).verdicts if compare else []
+    _notes(verdicts, modelled, _undecided(session, models, answer), spec)
+    return Prediction(
+        spec.stack,
+        state.source,
+        policy_text(tiers, actions),
+        verdicts,
+        tenants,
+        sorted(set(not_modelled)),
+        engine="volcano",
+        ties_tried=runs_ > 1,
+    )
+
+
+def repeats_for(objects: list[dict[str, Any]]) -> int:
+    """`REPEAT` runs, or one where the cluster is so large that each run takes long (Volcano's
+    sessions grow with nodes, pods and queues; `bench/results.md` has the figures)."""
+    return REPEAT if len(objects) <= TIE_CHECK_OBJECTS else 1
 
 
 def _alone(
@@ -243,7 +239,9 @@ def _alone(
     idle = idle_cluster(state)
     alone, models, objects = build_world(idle, spec, rendered, only=set(names))
     alone.configurations = configurations
-    answer = run_cases([_case("alone", cluster_objects(idle, spec, rendered, objects), conf, repeat)])[0]
+    # One cycle: with nothing running there is nothing to evict, so the first session's enqueue and
+    # allocate place all that can be placed, and a second would only try the rest again.
+    answer = run_cases([_case("alone", cluster_objects(idle, spec, rendered, objects), conf, repeat, cycles=1)])[0]
     _settle_to(alone, _majority(answer))
     open_session(alone, tiers)
     alone.hypernodes.pop(ROOT, None)
