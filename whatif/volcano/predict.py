@@ -26,6 +26,7 @@ from whatif.predict import (
     Verdict,
     Victim,
     idle_cluster,
+    on_an_empty_cluster,
     policy_of,
     policy_text,
     predict,
@@ -200,10 +201,12 @@ def predict_with_volcano(
     evicted = _evicted(session, outcome)
     _settle_to(session, outcome)
     stuck = [name for name in spec.models if not runs(session, models[name])]
-    empty = _alone(state, spec, rendered, stuck, conf, configurations, tiers, runs_) if stuck else None
+    empty = on_an_empty_cluster(
+        stuck, lambda names: _alone(state, spec, rendered, names, conf, configurations, tiers, runs_)
+    )
     open_session(session, tiers)  # the plugins' view of the cluster as Volcano left it, for reasons
     by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
-    verdicts = [verdict_of(session, empty, spec, models[name], by_preemptor) for name in spec.models]
+    verdicts = [verdict_of(session, empty.get(name), spec, models[name], by_preemptor) for name in spec.models]
     session.hypernodes.pop(ROOT, None)
     modelled = predict(state, spec, rendered).verdicts if compare else []
     _notes(verdicts, modelled, _undecided(session, models, answer), spec)
@@ -235,7 +238,7 @@ def _alone(
     tiers: list[list[dict[str, Any]]],
     repeat: int,
 ) -> tuple[Session, dict[str, ModelJobs]]:
-    """The models that do not run, alone on the cluster's nodes (see `predict._on_an_empty_cluster`)."""
+    """The models `names` on the cluster's nodes with nothing else running (`predict.on_an_empty_cluster`)."""
     idle = idle_cluster(state)
     alone, models, objects = build_world(idle, spec, rendered, only=set(names))
     alone.configurations = configurations
