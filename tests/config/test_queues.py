@@ -26,7 +26,10 @@ def _problem(raw: dict[str, Any], path: str) -> str:
 def test_queues_render_with_quotas_and_wait_for_open(committed_render: Any) -> None:
     result = committed_render("aicloud-a")
     queue = result.rendered.find("Queue", "tenanta").manifest
-    assert queue["metadata"]["annotations"] == {"pulumi.com/waitFor": "jsonpath={.status.state}=Open"}
+    assert queue["metadata"]["annotations"] == {
+        "pulumi.com/waitFor": "jsonpath={.status.state}=Open",
+        "pulumi.com/patchForce": "true",  # Volcano's queue controller co-owns `spec.parent`
+    }
     assert queue["metadata"]["labels"]["volcano-platform.io/tenant"] == "tenanta"
     assert queue["spec"] == {
         "weight": 2,
