@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.spec.scheduler_conf import scheduler_conf
 from live.cluster_state import ClusterState
@@ -341,24 +342,18 @@ def verdict_of(
             for u in empty[1][model.name].jobs
             if u in alone.jobs and not all(t.status == RUNNING for t in alone.jobs[u].tasks)
         )
-        why = reasons.reason_for(alone, stuck, model, spec, empty=True)
-        return Verdict(
-            model.name,
-            NEVER,
-            victims=victims,
-            reason=f"{why.text} (`{why.key}`)",
-            note=waking_note(model),
-            key=why.key,
-            volcano_message=why.volcano,
-        )
+        return _not_running(model, NEVER, victims, reasons.reason_for(alone, stuck, model, spec, empty=True))
     wanted = set(jobs.tasks)
     stuck = next(
         j for u in jobs.jobs if (j := session.jobs[u]) and any(t.status != RUNNING for t in j.tasks if t.uid in wanted)
     )
-    why = reasons.reason_for(session, stuck, model, spec, empty=False)
+    return _not_running(model, WAITS, victims, reasons.reason_for(session, stuck, model, spec, empty=False))
+
+
+def _not_running(model: ModelSpec, verdict: str, victims: list[Victim], why: reasons.Reason) -> Verdict:
     return Verdict(
         model.name,
-        WAITS,
+        verdict,
         victims=victims,
         reason=f"{why.text} (`{why.key}`)",
         note=waking_note(model),
