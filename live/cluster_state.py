@@ -168,6 +168,18 @@ def _json(text: str) -> Any:
         return json.loads(text)
 
 
+def without_nulls(value: Any) -> Any:
+    """The value with every null left out, as the API server reads an object: a field set to null
+    is a field not set (`status: null` is no status). Every reader can then take a missing mapping
+    for an empty one. JSON from `kubectl get` seldom holds a null, so it is walked only when its
+    text has one."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value if v is not None]
+    return value
+
+
 MAX_DUMP_BYTES = 2 * 1024**3
 """Larger than `kubectl get` writes for the kinds read of any cluster the platform is built for;
 a bigger file is refused before it is read."""
@@ -190,6 +202,8 @@ def read_file(path: Path) -> ClusterState:
                 f"cluster's objects hold; write the dump with `{DUMP_COMMAND}` (it writes no aliases)"
             )
         data = _json(text) if is_json else yaml.load(text, Loader=_YAML_LOADER)
+        if not is_json or "null" in text:
+            data = without_nulls(data)
     except (ValueError, yaml.YAMLError) as error:
         raise StateError(f"{path} is neither JSON nor YAML: {one_line(str(error))}") from None
     except RecursionError:

@@ -130,9 +130,12 @@ def _crd(obj: dict[str, Any], path: Path) -> None:
 
 
 def _workload(obj: dict[str, Any], path: Path) -> None:
-    spec = _mapping(obj, "spec", path)
-    pod = _mapping(_mapping(spec, "template", (*path, "spec")), "spec", (*path, "spec", "template"))
-    _list_of_mappings(pod, "containers", (*path, "spec", "template", "spec"))
+    """A pod template with at least one container, which the API server requires of a workload."""
+    spec = _mapping(obj, "spec", path, required=True)
+    template = _mapping(spec, "template", (*path, "spec"), required=True)
+    pod = _mapping(template, "spec", (*path, "spec", "template"), required=True)
+    if not _list_of_mappings(pod, "containers", (*path, "spec", "template", "spec")):
+        raise _fail((*path, "spec", "template", "spec", "containers"), "must list at least one container", None)
 
 
 def _pod(obj: dict[str, Any], path: Path) -> None:

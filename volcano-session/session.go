@@ -142,13 +142,8 @@ func (s *Scheduler) cycle(w *World, p Policy) (Cycle, error) {
 	for _, action := range p.Actions {
 		conf.EnabledActionMap[action.Name()] = true
 	}
+	releasing := s.tasksIn(api.Releasing)
 	ssn := framework.OpenSession(s.cache, p.Tiers, p.Configurations)
-	releasing := map[api.TaskID]bool{}
-	for _, job := range ssn.Jobs {
-		for id := range job.TaskStatusIndex[api.Releasing] {
-			releasing[id] = true
-		}
-	}
 	for _, action := range p.Actions {
 		action.Execute(ssn)
 	}
@@ -163,16 +158,22 @@ func (s *Scheduler) cycle(w *World, p Policy) (Cycle, error) {
 		Conditions:  map[string]string{},
 		annotations: map[string]map[string]string{},
 	}
-	wantBinds, wantEvicts := 0, 0
-	for id, job := range jobs {
-		wantBinds += len(job.TaskStatusIndex[api.Binding])
-		for taskID := range job.TaskStatusIndex[api.Releasing] {
-			if !releasing[taskID] {
-				wantEvicts++
-			}
+	// What the cycle sent is what the cache holds, not what the session ends with: a later action
+	// can pipeline a task an earlier one already sent to bind (its simulation in the session),
+	// and the bind still goes out (AddBindTask, pkg/scheduler/cache/cache.go). Every bind of an
+	// earlier cycle has been applied, so the cache's Binding tasks are this cycle's.
+	binding := s.tasksIn(api.Binding)
+	wantBinds, wantEvicts := len(binding), 0
+	for id := range s.tasksIn(api.Releasing) {
+		if !releasing[id] {
+			wantEvicts++
 		}
-		for _, task := range job.TaskStatusIndex[api.Pipelined] {
-			out.Pipelined[string(id)] = append(out.Pipelined[string(id)], task.NodeName)
+	}
+	for id, job := range jobs {
+		for taskID, task := range job.TaskStatusIndex[api.Pipelined] {
+			if !binding[taskID] {
+				out.Pipelined[string(id)] = append(out.Pipelined[string(id)], task.NodeName)
+			}
 		}
 		if job.PodGroup != nil {
 			out.Phases[string(id)] = string(job.PodGroup.Status.Phase)
@@ -203,6 +204,19 @@ func (s *Scheduler) cycle(w *World, p Policy) (Cycle, error) {
 		}
 	}
 	return out, nil
+}
+
+// tasksIn returns the tasks the cache holds in a status.
+func (s *Scheduler) tasksIn(status api.TaskStatus) map[api.TaskID]bool {
+	s.cache.Mutex.Lock()
+	defer s.cache.Mutex.Unlock()
+	found := map[api.TaskID]bool{}
+	for _, job := range s.cache.Jobs {
+		for id := range job.TaskStatusIndex[status] {
+			found[id] = true
+		}
+	}
+	return found
 }
 
 // drain waits for the n requests the session committed; the cache sends them from goroutines.

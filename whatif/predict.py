@@ -21,6 +21,7 @@ from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif import reasons
 from whatif.cluster import ModelJobs
+from whatif.races import alone_of_the_new, new_models, race_note, races
 from whatif.scheduler.engine import ACTIONS, open_session, run_cycle
 from whatif.scheduler.model import ALLOCATED, BINDING, PENDING, PIPELINED, RELEASING, RUNNING, Task
 from whatif.scheduler.queues import QueuePlugin
@@ -29,6 +30,8 @@ from whatif.scheduler.topology import ROOT, lowest_containing
 from whatif.workload import build_session, waking_note
 
 MAX_CYCLES = 8
+RACE_CHECK_OBJECTS = 20_000
+"""Above this many nodes and pods, races are not looked for (each look is one more simulation)."""
 FITS, EVICTS, WAITS, NEVER = "fits", "fits-after-eviction", "waits", "never"
 
 
@@ -71,6 +74,8 @@ class Verdict:
     key when it waits for quota)."""
     volcano_message: str = ""
     """Volcano's own message the reason was made from (its PodGroup's Unschedulable condition)."""
+    races: list[str] = field(default_factory=list)
+    """New models of the change it races with: which of them runs is the order of `up` (`races`)."""
 
 
 def settle(session: Session) -> None:
@@ -253,6 +258,11 @@ def predict(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Pred
     by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
     verdicts = [verdict_of(session, empty.get(name), spec, models[name], by_preemptor) for name in spec.models]
     session.hypernodes.pop(ROOT, None)
+    new = new_models(state, spec)
+    mark_races(
+        verdicts,
+        racing(state, spec, new, session, models, empty, lambda name: _runs_first(state, spec, rendered, name, new)),
+    )
     return Prediction(
         spec.stack, state.source, policy_text(tiers, actions), verdicts, tenants, sorted(set(not_modelled))
     )
@@ -348,6 +358,44 @@ def verdict_of(
         j for u in jobs.jobs if (j := session.jobs[u]) and any(t.status != RUNNING for t in j.tasks if t.uid in wanted)
     )
     return _not_running(model, WAITS, victims, reasons.reason_for(session, stuck, model, spec, empty=False))
+
+
+def racing(
+    state: ClusterState,
+    spec: PlatformSpec,
+    new: set[str],
+    session: Session,
+    models: dict[str, ModelJobs],
+    empty: dict[str, Empty],
+    runs_first: Callable[[str], bool],
+) -> dict[str, list[str]]:
+    """The change's new models that race (`whatif.races`), on a cluster small enough for one more
+    simulation per waiting model."""
+    if len(state.nodes) + len(state.pods) > RACE_CHECK_OBJECTS:
+        return {}
+    placed = [name for name in spec.models if runs(session, models[name])]
+    waiting = [
+        name
+        for name in spec.models
+        if name not in placed and name in empty and runs(empty[name][0], empty[name][1][name])
+    ]
+    return races(spec, new, waiting, placed, runs_first)
+
+
+def _runs_first(state: ClusterState, spec: PlatformSpec, rendered: Rendered, name: str, new: set[str]) -> bool:
+    """Whether `name` runs as the only new model of the change, on the cluster as it is."""
+    tiers, actions, configurations = policy_of(spec)
+    first, models = build_session(state, alone_of_the_new(spec, name, new), rendered)
+    first.configurations = configurations
+    simulate(first, tiers, actions)
+    return runs(first, models[name])
+
+
+def mark_races(verdicts: list[Verdict], found: dict[str, list[str]]) -> None:
+    for verdict in verdicts:
+        if verdict.model in found:
+            verdict.races = found[verdict.model]
+            verdict.note = "; ".join(n for n in (verdict.note, race_note(verdict.races)) if n)
 
 
 def _not_running(model: ModelSpec, verdict: str, victims: list[Victim], why: reasons.Reason) -> Verdict:

@@ -39,6 +39,7 @@ def as_json(prediction: Prediction) -> str:
                 "reason": v.reason or None,
                 "note": v.note or None,
                 "volcanoMessage": v.volcano_message or None,
+                "races": v.races,
             }
             for v in _ordered(prediction.verdicts)
         ],

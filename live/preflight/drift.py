@@ -25,6 +25,7 @@ from live.cluster_state import ClusterState
 from live.preflight.objects import TAKEN_OVER_MANAGERS, differences, field_managers, managed_by_stack
 from live.preflight.report import Finding, Report, listed
 from offline.manifests import Rendered
+from offline.markdown import code
 
 
 def check_drift(spec: PlatformSpec, rendered: Rendered, state: ClusterState, report: Report) -> None:
@@ -59,7 +60,7 @@ def check_drift(spec: PlatformSpec, rendered: Rendered, state: ClusterState, rep
 
 
 def _foreign(subject: str, others: list[str], owned: list[tuple[str, list[str]]], forced: bool) -> Finding:
-    managers = ", ".join(f"`{m}`" for m in others)
+    managers = ", ".join(code(m) for m in others)
     if forced:
         return Finding(
             "drift-other-manager",

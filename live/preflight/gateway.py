@@ -13,6 +13,7 @@ from config.spec.platform import PlatformSpec
 from config.upstream.inference_gateway import ENVOY_CONTROLLERS
 from live.cluster_state import ClusterState
 from live.preflight.report import Finding, Report
+from offline.markdown import code
 
 
 def check_gateway(spec: PlatformSpec, state: ClusterState, report: Report) -> None:
@@ -119,7 +120,8 @@ def _class(spec: PlatformSpec, name: str, state: ClusterState, report: Report) -
                 "gateway-headers-after-router",
                 "warning",
                 "gateway.tenantHeaders",
-                f"GatewayClass `{name}` is Envoy's ({controller}): a route's header filter is applied when the "
+                f"GatewayClass {code(name)} is Envoy's ({code(str(controller))}): a route's header filter is applied "
+                "when the "
                 "request is forwarded, after the router has read the headers, so clients choose their own band "
                 "and fairness ID",
                 "put a proxy that knows each caller's tenant in front of the gateway and set `tenantHeaders: "
@@ -134,7 +136,8 @@ def _class(spec: PlatformSpec, name: str, state: ClusterState, report: Report) -
                 "gateway-class-not-accepted",
                 "error",
                 "gateway.className",
-                f"GatewayClass `{name}` is not Accepted ({reason}): its controller does not run or refuses it",
+                f"GatewayClass {code(name)} is not Accepted ({code(str(reason))}): its controller does not run or "
+                "refuses it",
                 "check the implementation's controller (`kubectl describe gatewayclass`)",
             )
         )

@@ -12,6 +12,7 @@ from live.cluster_state import ClusterState
 from live.preflight.objects import managed_by_stack
 from live.preflight.report import Finding, Report, object_name
 from offline.manifests import Rendered
+from offline.markdown import code
 
 
 def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, report: Report) -> None:
@@ -42,7 +43,7 @@ def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, 
         wanted = volcano_image_tag(spec.config)
         image = scheduler["spec"]["template"]["spec"]["containers"][0].get("image", "") if scheduler is not None else ""
         tag = image.rpartition(":")[2] if ":" in image.rpartition("/")[2] else ""
-        report.notes.append("Volcano is installed" + (f", scheduler image `{image}`" if image else ""))
+        report.notes.append("Volcano is installed" + (f", scheduler image {code(image)}" if image else ""))
         if tag and tag != wanted:
             report.add(_version_finding(spec, tag, wanted))
     for namespace, release, component, crd, adopt, setting in (
@@ -111,7 +112,8 @@ def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, 
             )
     default = state.find("Queue", "default")
     if default is not None:
-        queue_state = default.get("status", {}).get("state", "in an unknown state")
+        queue_state = default.get("status", {}).get("state")
+        said = code(str(queue_state)) if queue_state is not None else "in an unknown state"
         if queue_state == "Open":
             report.notes.append("the `default` queue is Open")
         else:
@@ -120,7 +122,7 @@ def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, 
                     "default-queue",
                     "warning",
                     "defaultQueue",
-                    f"the `default` queue is {queue_state}: pods that name no queue stay Pending",
+                    f"the `default` queue is {said}: pods that name no queue stay Pending",
                     "fine if it was closed on purpose; otherwise `vcctl queue operate --action open --name default`",
                 )
             )
@@ -189,15 +191,15 @@ def _version_finding(spec: PlatformSpec, running: str, wanted: str) -> Finding:
     adopting = bool(spec.config.volcano.adopt)
     if vendored and adopting:
         fix = (
-            f"adopt at the running version first: set `volcano.version: {version}` in the change that adopts "
+            f"adopt at the running version first: set {code(f'volcano.version: {version}')} in the change that adopts "
             "Volcano (the stack's features that version lacks are refused by key path: leave them for the next "
             "change), then raise `volcano.version` in a change of its own (docs/operations.md, upgrading Volcano)"
         )
     elif adopting:
         fix = (
-            f"{version} is not vendored (`make upstream VOLCANO={version}` vendors it, with network access), so the "
-            "stack cannot adopt at the running version: upgrade the running Volcano to the stack's version with its "
-            "own tooling first, or accept that `pulumi up` adopts and upgrades at once"
+            f"{code(version)} is not vendored ({code(f'make upstream VOLCANO={version}')} vendors it, with network "
+            "access), so the stack cannot adopt at the running version: upgrade the running Volcano to the stack's "
+            "version with its own tooling first, or accept that `pulumi up` adopts and upgrades at once"
         )
     else:
         fix = "upgrade in a change of its own (docs/operations.md, upgrading Volcano)"
@@ -205,6 +207,7 @@ def _version_finding(spec: PlatformSpec, running: str, wanted: str) -> Finding:
         "volcano-version",
         "warning",
         "volcano.version",
-        f"the running scheduler is {running}, the stack installs {wanted}; `pulumi up` upgrades it (and its CRDs)",
+        f"the running scheduler is {code(running)}, the stack installs {wanted}; `pulumi up` upgrades it (and its "
+        "CRDs)",
         fix,
     )

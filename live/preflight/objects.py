@@ -14,6 +14,7 @@ from live.cluster_state import ClusterState
 from live.preflight.report import Finding, Report, listed
 from offline.diff import dotted_get, fixed_field_changes
 from offline.manifests import Rendered, RenderedObject
+from offline.markdown import code
 
 # Kinds the stack creates that may already exist, and the setting that adopts them.
 ADOPTABLE = ("Namespace", "Queue", "PriorityClass", "Deployment", "LeaderWorkerSet", "Service", "PodGroup")
@@ -130,7 +131,7 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                         "adopt-foreign-manager",
                         "error",
                         subject,
-                        f"is adopted, and fields that change belong to {', '.join(f'`{m}`' for m in foreign)}, "
+                        f"is adopted, and fields that change belong to {', '.join(code(m) for m in foreign)}, "
                         "which the provider does not take over: the adoption forces them (`pulumi.com/patchForce`), "
                         "and a controller among those managers (Argo CD, Flux, an operator) sets them back",
                         "take the object out of that manager's control first (remove it from its Argo CD application "

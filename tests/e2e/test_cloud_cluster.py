@@ -21,7 +21,7 @@ from sandbox.cluster import LocalCluster
 from sandbox.pulumi_cli import PulumiStack
 from tests.e2e.conftest import start_cluster
 from tests.e2e.stacks import e2e_config, recorded_nodes, secret_names
-from tests.e2e.test_example_cluster import mended
+from tests.e2e.test_example_cluster import mended, mending
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 STACK = "e2ecloud"
@@ -60,7 +60,8 @@ def applied(cluster: LocalCluster, real_programs: dict[str, Path]) -> str:
     # llama-405b's weights are on a claim of the FSx class, which binds when a provisioner makes
     # its volume; none runs here, so Volcano leaves the gang Pending and `up` fails on it, by name,
     # with what Volcano wrote on its PodGroup (the what-if checks only that claims exist).
-    result = stack.up(check=False)
+    with mending(cluster):
+        result = stack.up(check=False)
     assert result.returncode != 0, result.output[-3000:]
     assert "LeaderWorkerSet pretrain/llama-405b did not run within its budget" in result.output, result.output[-3000:]
     assert "PodGroup pretrain/llama-405b: phase " in result.output and "Unschedulable" in result.output

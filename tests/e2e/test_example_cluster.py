@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ import pytest
 from live.cluster_state import ClusterState
 from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.report import Report
-from sandbox.api import PREVIEW_TOKEN, PREVIEW_USER
+from sandbox.api import PREVIEW_TOKEN, PREVIEW_USER, KubectlError
 from sandbox.cluster import LocalCluster
 from sandbox.pulumi_cli import PulumiStack
 from tests.conftest import PROJECT_DIR, TOOL
@@ -73,8 +75,12 @@ def stack(cluster: LocalCluster, stack_kubeconfig: Path, real_programs: dict[str
 
 
 @pytest.fixture(scope="module")
-def applied(stack: PulumiStack) -> str:
-    return stack.up().output
+def applied(cluster: LocalCluster, stack: PulumiStack) -> str:
+    """`up`, with preflight's `hypernode-two-parents` fix applied while it runs (`mended`): `up`
+    waits for the gang, and Volcano places no job with a network topology while discovery's
+    duplicate spine stands."""
+    with mending(cluster):
+        return stack.up().output
 
 
 def pods_of(cluster: LocalCluster, namespace: str, model: str) -> list[dict[str, Any]]:
@@ -116,26 +122,53 @@ def test_queues_open_and_hypernodes_built_from_the_labels(cluster: LocalCluster,
     mended(cluster)
 
 
-def mended(cluster: LocalCluster) -> list[str]:
+def mend_once(cluster: LocalCluster) -> list[str]:
     """Preflight's `hypernode-two-parents` on the live HyperNodes, and its fix applied: the same
     discovery race can leave a second spine over both leaves, and then Volcano's scheduler builds
     no HyperNode cache and places no job with a network topology until the duplicate is deleted
-    (`live/preflight/hypernodes.py`). Returns the HyperNodes deleted; the HyperNodes are watched
-    until they have been sound for a few seconds, since discovery runs on for a moment."""
+    (`live/preflight/hypernodes.py`). Returns the HyperNodes deleted."""
+    report = Report("e2e", "live")
+    check_hypernode_parents(
+        ClusterState(source="live", hyper_nodes=cluster.get_json("hypernodes.topology.volcano.sh")["items"]),
+        report,
+    )
+    deleted = sorted({n for f in report.findings for n in re.findall(r"delete hypernode (\S+?)`", f.fix)})
+    assert deleted or not report.findings, [f.fix for f in report.findings]
+    for name in deleted:
+        cluster.kubectl("delete", "hypernode", name, "--ignore-not-found")
+    return deleted
+
+
+@contextmanager
+def mending(cluster: LocalCluster) -> Iterator[None]:
+    """`mend_once` every second in the background while the block runs (beside `up`, from before
+    Volcano's HyperNode kind exists)."""
+    done = threading.Event()
+
+    def mend_until_done() -> None:
+        while not done.wait(1):
+            with suppress(KubectlError):  # the HyperNode kind is not installed yet
+                mend_once(cluster)
+
+    mender = threading.Thread(target=mend_until_done, daemon=True)
+    mender.start()
+    try:
+        yield
+    finally:
+        done.set()
+        mender.join()
+
+
+def mended(cluster: LocalCluster) -> list[str]:
+    """`mend_once` until the HyperNodes have been sound for a few seconds, since discovery runs on
+    for a moment; returns the HyperNodes deleted."""
     deleted: list[str] = []
     quiet_since = time.monotonic()
     while time.monotonic() - quiet_since < 5:
-        report = Report("e2e", "live")
-        check_hypernode_parents(
-            ClusterState(source="live", hyper_nodes=cluster.get_json("hypernodes.topology.volcano.sh")["items"]),
-            report,
-        )
-        if report.findings:
+        found = mend_once(cluster)
+        if found:
             quiet_since = time.monotonic()
-            for name in sorted({n for f in report.findings for n in re.findall(r"delete hypernode (\S+?)`", f.fix)}):
-                cluster.kubectl("delete", "hypernode", name, "--ignore-not-found")
-                deleted.append(name)
-            assert deleted, [f.fix for f in report.findings]
+            deleted += found
         time.sleep(1)
     return deleted
 

@@ -3,12 +3,21 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from cli.main import main
+from live.cluster_state import StateError, read_file
+from live.preflight import markdown as preflight_markdown
+from live.preflight import preflight
+from whatif.predict import predict
+from whatif.report import markdown as whatif_markdown
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": {"a": "b"}}}
 
@@ -59,6 +68,21 @@ CASES: dict[str, tuple[bytes, str]] = {
             },
         ).encode(),
         "items[0].spec.members[0].selector.exactMatch.name: must be a string",
+    ),
+    "a Deployment with no container": (
+        json.dumps(
+            {
+                "items": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "metadata": {"name": "volcano-scheduler", "namespace": "volcano-system"},
+                        "spec": {"template": {"spec": {"containers": []}}},
+                    }
+                ]
+            }
+        ).encode(),
+        "items[0].spec.template.spec.containers: must list at least one container",
     ),
     "deep nesting": (("[" * 100_000 + "]" * 100_000).encode(), "nests values deeper"),
     "bytes that are not UTF-8": (b"\xff\xfe\x00", "cannot read"),
@@ -196,3 +220,59 @@ def test_regex_members_match_as_go_finds_them() -> None:
     started = time.monotonic()
     assert not finds("(a+)+$", "a" * 40 + "!")
     assert time.monotonic() - started < 1
+
+
+RECORDED = Path(__file__).parents[1] / "fixtures" / "cluster" / "whatif" / "aicloud-a-preempt.yaml"
+
+
+def _fields(value: object, path: tuple[object, ...] = (), depth: int = 3) -> Iterator[tuple[object, ...]]:
+    """Every field down to `depth` levels (the first item of a list)."""
+    if depth == 0:
+        return
+    children = (
+        value.items() if isinstance(value, dict) else [(0, value[0])] if isinstance(value, list) and value else []
+    )
+    for key, child in children:
+        yield (*path, key)
+        yield from _fields(child, (*path, key), depth - 1)
+
+
+def _nulled(data: dict[str, Any], index: int, path: tuple[object, ...]) -> dict[str, Any]:
+    out = copy.deepcopy(data)
+    target = out["items"][index]
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = None
+    return out
+
+
+@pytest.mark.slow
+def test_null_anywhere_in_a_recorded_dump_is_read_as_absent_never_a_crash(
+    tmp_path: Path, committed_render: Callable[[str], Any]
+) -> None:
+    """Each field of the first object of each kind in a recorded dump set to null in turn (a
+    `status: null`, a CRD's `spec: null`, ...): preflight and the what-if read null as the API
+    server does, as absent, and end with a report or an input error naming the item (what the
+    commands say with exit 2), never another exception (an internal error)."""
+    render = committed_render("aicloud-a")
+    data = yaml.safe_load(RECORDED.read_text())
+    firsts = {item["kind"]: index for index, item in reversed(list(enumerate(data["items"])))}
+    dump = tmp_path / "cluster.json"
+    crashes = []
+    tried = 0
+    for kind, index in sorted(firsts.items()):
+        for path in _fields(data["items"][index]):
+            if path in (("kind",), ("apiVersion",)):
+                continue
+            dump.write_text(json.dumps(_nulled(data, index, path)))
+            tried += 1
+            try:
+                state = read_file(dump)
+            except StateError:
+                continue
+            try:
+                preflight_markdown(preflight(render.spec, render.rendered, state))
+                whatif_markdown(predict(state, render.spec, render.rendered))
+            except Exception as error:
+                crashes.append(f"{kind} {'.'.join(map(str, path))}: {error!r}")
+    assert tried > 60 and not crashes, crashes

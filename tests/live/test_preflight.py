@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +19,7 @@ from cli.main import main
 from live.cluster_state import KINDS, ClusterState, StateError, read_cluster, read_file
 from live.preflight import preflight
 from live.preflight.nodes import tolerates
+from offline.markdown import code as code_span
 from offline.render import render_stack
 from tests.conftest import PROJECT_DIR, mutate, paths_of, stack_raw, write_stack
 
@@ -512,3 +514,36 @@ def test_a_dump_of_yaml_aliases_or_beyond_the_size_bound_exits_2_unread(
     monkeypatch.setattr(live.cluster_state, "MAX_DUMP_BYTES", 1000)
     code, _, err = _run(capsys, "--stack", "aicloud-a", "--from", str(FIXTURES / "aicloud-a-fresh.yaml"))
     assert code == 2 and "more than the 1,000 a dump may be" in err
+
+
+@pytest.mark.parametrize(
+    ("dump", "kind", "field", "value"),
+    [
+        ("aicloud-a-problems.yaml", "Queue", ("status", "state"), "``Closed`` <img src=x onerror=alert(1)>"),
+        (
+            "whatif/aicloud-a-preempt.yaml",
+            "Deployment",
+            ("spec", "template", "spec", "containers", 0, "image"),
+            "volcano:`x` <img src=x>",
+        ),
+    ],
+)
+def test_cluster_strings_in_the_markdown_report_stay_inside_their_code_spans(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dump: str, kind: str, field: tuple[Any, ...], value: str
+) -> None:
+    """A string read from the cluster (the default queue's state, the scheduler's image) is shown as
+    a code span that nothing in it can close, so a backtick run or HTML in it is shown as text in a
+    pull-request comment, never rendered."""
+    data = yaml.safe_load((FIXTURES / dump).read_text())
+    target = next(
+        o for o in data["items"] if o["kind"] == kind and o["metadata"]["name"] in ("default", "volcano-scheduler")
+    )
+    for key in field[:-1]:
+        target = target[key]
+    target[field[-1]] = value
+    written = tmp_path / "cluster.json"
+    written.write_text(json.dumps(data))
+    _, out, _ = _run(capsys, "--stack", "aicloud-a", "--from", str(written))
+    assert code_span(value) in out, out
+    outside = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", out)  # every code span taken out
+    assert "<img" not in outside and "Closed" not in outside, outside

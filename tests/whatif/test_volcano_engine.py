@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,12 @@ from cli.main import main
 from live.cluster_state import read_file, state_from_objects
 from tests.conftest import PROJECT_DIR, stack_raw
 from tests.e2e.stacks import dev_nodes
+from tests.whatif.clusters import build, policy_conf
 from tests.whatif.test_whatif import EMPTY, tainted_dump
 from whatif.predict import predict
 from whatif.scheduler.model import PIPELINED
 from whatif.volcano.build import EngineUnavailableError, binary_path, ensure_built, go_available
+from whatif.volcano.differential import volcano_case
 from whatif.volcano.objects import scenario_case
 from whatif.volcano.predict import predict_with_volcano
 from whatif.volcano.runner import run_cases
@@ -160,6 +163,19 @@ def test_a_random_tie_is_reported_as_such(engine: Path) -> None:
     [answer] = run_cases([scenario_case("tie", scenario, repeat=16)], binary=engine)
     assert answer["random"] is True
     assert {o["pods"]["ns/p"] for o in answer["outcomes"]} == {"n1", "n2"}
+
+
+def test_a_bind_sent_before_a_later_action_pipelines_the_task_is_waited_for(engine: Path) -> None:
+    """Generated cluster 1790 (`tests/whatif/clusters.py`): allocate sends pods of two jobs to bind,
+    then a later action's simulation pipelines them in the same session, so the session ends
+    without them in Binding while the cache has sent their binds. The harness counts what the
+    cache sent; counting the session's Binding tasks lost those binds to the next cycle, which
+    then waited for binds that had already arrived (most runs of this cluster)."""
+    objects, policy, hierarchy = build(random.Random(1790))
+    case = volcano_case("1790", objects, policy_conf(policy, hierarchy), 24)
+    [answer] = run_cases([case], binary=engine)
+    assert not answer.get("error"), answer["error"]
+    assert sum(outcome["runs"] for outcome in answer["outcomes"]) == 24
 
 
 def _aicloud(committed_render: Any) -> Any:

@@ -12,6 +12,7 @@ that does not run is tried again alone on the same nodes, as the model does, to 
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from typing import Any
 
 from components.scheduling.volcano_values import scheduler_conf_text
@@ -26,15 +27,18 @@ from whatif.predict import (
     Verdict,
     Victim,
     idle_cluster,
+    mark_races,
     on_an_empty_cluster,
     policy_of,
     policy_text,
     predict,
+    racing,
     runs,
     tenant_exposure,
     verdict_of,
     victims_by_preemptor,
 )
+from whatif.races import alone_of_the_new, new_models
 from whatif.scheduler.engine import ACTIONS, open_session
 from whatif.scheduler.model import PENDING, RUNNING
 from whatif.scheduler.session import Session
@@ -210,6 +214,9 @@ def predict_with_volcano(
     session.hypernodes.pop(ROOT, None)
     modelled = predict(state, spec, rendered).verdicts if compare else []
     _notes(verdicts, modelled, _undecided(session, models, answer), spec)
+    new = new_models(state, spec)
+    first = partial(_runs_first, state, spec, rendered, new, conf)
+    mark_races(verdicts, racing(state, spec, new, session, models, empty, first))
     return Prediction(
         spec.stack,
         state.source,
@@ -249,6 +256,16 @@ def _alone(
     open_session(alone, tiers)
     alone.hypernodes.pop(ROOT, None)
     return alone, models
+
+
+def _runs_first(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, new: set[str], conf: str, name: str
+) -> bool:
+    """Whether `name` runs as the only new model of the change (`predict.racing`); one run."""
+    first, models, objects = build_world(state, alone_of_the_new(spec, name, new), rendered)
+    answer = run_cases([_case("first", cluster_objects(state, spec, rendered, objects), conf, 1)])[0]
+    _settle_to(first, _majority(answer))
+    return runs(first, models[name])
 
 
 def _undecided(session: Session, models: dict[str, ModelJobs], answer: dict[str, Any]) -> set[str]:

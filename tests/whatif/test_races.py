@@ -1,0 +1,87 @@
+"""New models of one change that do not all fit race: `up` creates them over seconds and Volcano
+places whichever it meets first, so the what-if names the race instead of one order's outcome
+(`whatif/races.py`; found on the real cluster, `tests/e2e/test_whatif_real.py`). Both engines."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+
+from live.cluster_state import state_from_objects
+from tests.conftest import stack_raw
+from tests.e2e.stacks import dev_nodes
+from tests.whatif.test_volcano_engine import volcano_engine
+from whatif.predict import FITS, WAITS, predict
+from whatif.races import RACE_CHECKS, races
+from whatif.volcano.predict import predict_with_volcano
+
+
+class _Spec:
+    """Only what `races` reads of a stack: each model's queue."""
+
+    def __init__(self, queues: dict[str, str]) -> None:
+        self.models = {name: type("Model", (), {"queue": queue})() for name, queue in queues.items()}
+
+
+def test_a_waiting_model_that_runs_first_races_with_the_placed_models_of_its_queue() -> None:
+    spec: Any = _Spec({"a": "q1", "b": "q1", "c": "q2", "old": "q1"})
+    found = races(spec, {"a", "b", "c"}, ["b"], ["a", "c", "old"], lambda name: True)
+    assert found == {"b": ["a"], "a": ["b"]}
+
+
+def test_a_waiting_model_with_no_rival_in_its_queue_races_with_every_new_model_placed() -> None:
+    spec: Any = _Spec({"a": "q1", "b": "q2", "c": "q3"})
+    assert races(spec, {"a", "b", "c"}, ["c"], ["a", "b"], lambda name: True) == {
+        "c": ["a", "b"],
+        "a": ["c"],
+        "b": ["c"],
+    }
+
+
+def test_no_race_where_the_model_waits_even_first_or_nothing_new_was_placed() -> None:
+    spec: Any = _Spec({"a": "q1", "b": "q1", "old": "q1"})
+    assert races(spec, {"a", "b"}, ["b"], ["a"], lambda name: False) == {}
+    assert races(spec, {"b"}, ["b"], ["old"], lambda name: True) == {}
+
+
+def test_at_most_race_checks_waiting_models_are_tried() -> None:
+    names = [f"m{i}" for i in range(RACE_CHECKS + 3)]
+    spec: Any = _Spec({**dict.fromkeys(names, "q1"), "placed": "q1"})
+    tried: list[str] = []
+
+    def runs_first(name: str) -> bool:
+        tried.append(name)
+        return True
+
+    races(spec, {*names, "placed"}, names, ["placed"], runs_first)
+    assert tried == names[:RACE_CHECKS]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["model", "volcano"])
+def test_two_new_models_that_do_not_both_fit_the_quota_race(render_raw: Any, engine: str) -> None:
+    answer: Any = predict
+    if engine == "volcano":
+        volcano_engine()
+        answer = functools.partial(predict_with_volcano, repeat=1)
+    raw = stack_raw("dev")
+    raw["tenants"]["team-a"]["queue"]["capability"] = {"nvidia.com/gpu": 2, "cpu": 64, "memory": "256Gi"}
+    raw["tenants"]["team-a"]["queue"]["deserved"]["nvidia.com/gpu"] = 2
+    template = raw["models"].pop("qwen3-0-6b")
+    for name in ("first", "second"):  # one pod of two GPUs each: 2 of the queue's 2
+        raw["models"][name] = {
+            **template,
+            "replicas": 1,
+            "serviceName": name,
+            "resources": {"gpus": 2, "cpu": 4, "memory": "16Gi"},
+            "engine": {**template["engine"], "tensorParallelSize": 2},
+        }
+    render = render_raw(raw)
+    nodes = [{"apiVersion": "v1", "kind": "Node", **node} for node in dev_nodes()]
+    verdicts = {v.model: v for v in answer(state_from_objects(nodes, "empty"), render.spec, render.rendered).verdicts}
+    assert sorted(v.verdict for v in verdicts.values()) == [FITS, WAITS], verdicts
+    assert verdicts["first"].races == ["second"] and verdicts["second"].races == ["first"], verdicts
+    waiting = next(v for v in verdicts.values() if v.verdict == WAITS)
+    assert "the order `pulumi up` creates them in" in waiting.note
