@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from config.sections.pools import PoolConfig
+from config.upstream.accelerators import product_of, type_of
 
 GROUP_LABELS = (
     "eks.amazonaws.com/nodegroup",
@@ -25,7 +26,6 @@ GROUP_LABELS = (
 )
 """Labels that name a node's group, tried in order when none is given: EKS managed node groups,
 Karpenter node pools, GKE node pools, OKE node pools, AKS agent pools, else the instance type."""
-PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 
 @dataclass
@@ -96,11 +96,13 @@ def _pool(
         accelerator: dict[str, Any] = {"count": counts.most_common(1)[0][0]}
         if resource != "nvidia.com/gpu":
             accelerator["resource"] = resource
-        products = Counter(p for n in members if (p := _labels(n).get(PRODUCT_LABEL)))
+        products = Counter(found[1] for n in members if (found := product_of(_labels(n))))
         if products:
             accelerator["product"] = products.most_common(1)[0][0]
         if declared is not None and declared.accelerator is not None and declared.accelerator.type:
             accelerator["type"] = declared.accelerator.type  # the stack's name for the type, not a label
+        elif declared is None and products and (short := type_of(accelerator["product"])):
+            accelerator["type"] = short  # a new pool: pools of one product share quotas per type
         pool["accelerator"] = accelerator
     taints = _common_taints(members)
     if taints:

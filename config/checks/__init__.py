@@ -19,6 +19,7 @@ from config.checks.observability import check_observability
 from config.checks.queues import check_queue_capacity, check_queues
 from config.checks.scheduler import check_scheduler
 from config.checks.security import check_pod_security
+from config.checks.tenancy.policy import check_tenant_policy
 from config.checks.vllm import check_accelerator
 from config.checks.volumes import check_host_paths, check_weight_claims
 from config.errors import Problem
@@ -39,6 +40,7 @@ CHECKS: tuple[Check, ...] = (
     check_models,
     check_resource_names,
     check_pod_security,
+    check_tenant_policy,
     check_registries,
     check_secret_names,
     check_plain_credentials,

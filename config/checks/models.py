@@ -119,17 +119,21 @@ def _parallelism(model: ModelSpec) -> list[Problem]:
             )
         )
         return problems
-    world = cfg.tensor_parallel * cfg.pipeline_parallel
+    dp = cfg.data_parallel
+    world = cfg.tensor_parallel * cfg.pipeline_parallel * dp
     available = max(cfg.resources.gpus, 1) * cfg.nodes_per_replica
     if cfg.resources.gpus and world != available:
+        sizes, product = f"{cfg.tensor_parallel} x {cfg.pipeline_parallel}", "tensorParallelSize x pipelineParallelSize"
+        if dp > 1:  # vLLM runs `--data-parallel-size` copies, each over tp x pp GPUs
+            sizes, product = f"{sizes} x {dp}", f"{product} x --data-parallel-size"
+        example = f"tp {cfg.resources.gpus // dp or 1}" if dp > 1 else f"tp {cfg.resources.gpus}"
         problems.append(
             Problem(
                 join_path(path, "engine"),
-                f"tensor x pipeline parallel = {cfg.tensor_parallel} x {cfg.pipeline_parallel} = "
+                f"tensor x pipeline{' x data' if dp > 1 else ''} parallel = {sizes} = "
                 f"{world}, but {'an instance' if model.serving_role else 'a replica'} has {cfg.resources.gpus} "
                 f"GPU(s) x {cfg.nodes_per_replica} node(s) = {available}",
-                f"make tensorParallelSize x pipelineParallelSize equal GPUs per pod x {model.nodes_key} "
-                f"(e.g. tp {cfg.resources.gpus} x pp {cfg.nodes_per_replica})",
+                f"make {product} equal GPUs per pod x {model.nodes_key} (e.g. {example} x pp {cfg.nodes_per_replica})",
             )
         )
     return problems

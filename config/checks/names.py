@@ -180,6 +180,18 @@ def _named(spec: PlatformSpec) -> Iterator[tuple[str, str, str]]:
             for field in ("capability", "deserved", "guarantee"):
                 for name in getattr(typed, field):
                     yield join_path("tenants", tenant, "queue", "byType", kind, field, name), name, "quota"
+    policy = config.tenant_policy
+    grants = [(join_path("tenantPolicy", "default"), policy.default)]
+    grants += [(join_path("tenantPolicy", "tenants", name), grant) for name, grant in policy.tenants.items()]
+    ceilings = {"max_capability": "maxCapability", "max_deserved": "maxDeserved", "max_guarantee": "maxGuarantee"}
+    for where, grant in grants:
+        for field, key in ceilings.items():
+            for name in getattr(grant, field) or {}:
+                yield join_path(where, key, name), name, "quota"
+        for kind, type_grant in (grant.by_type or {}).items():
+            for field, key in ceilings.items():
+                for name in getattr(type_grant, field) or {}:
+                    yield join_path(where, "byType", kind, key, name), name, "quota"
     if config.default_queue is not None and config.default_queue.capability:
         for name in config.default_queue.capability:
             yield join_path("defaultQueue", "capability", name), name, "quota"

@@ -7,6 +7,7 @@ instead of as an API-server rejection half-way through `pulumi up`.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from typing import Annotated
@@ -47,6 +48,24 @@ def dns_subdomain_problem(value: str) -> str | None:
     if not _DNS_SUBDOMAIN.match(value):
         return "must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
     return None
+
+
+def gateway_hostname_problem(value: str) -> str | None:
+    """Gateway API's `Hostname` (v1.5.1 `apis/v1/shared_types.go`, the CRDs' pattern and maxLength):
+    an RFC 1123 host name, each label at most 63 characters, that is no IP address, optionally
+    behind one wildcard label (`*.team-a.example.com`)."""
+    name = value.removeprefix("*.")
+    if len(value) > 253:
+        return f"is {len(value)} characters long, at most 253 are allowed"
+    if not _DNS_SUBDOMAIN.match(name):
+        return "must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
+    if any(len(label) > 63 for label in name.split(".")):
+        return "has a label longer than 63 characters"
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return None
+    return "is an IP address; Gateway API routes by host name only"
 
 
 def qualified_name_problem(value: str) -> str | None:
@@ -176,6 +195,17 @@ def _checked(check: Callable[[str], str | None], what: str, fix: str) -> Callabl
 DnsLabel = Annotated[
     str,
     AfterValidator(_checked(dns_label_problem, "name", "use a DNS-1123 label such as `team-a`")),
+]
+GatewayHostname = Annotated[
+    str,
+    AfterValidator(
+        _checked(
+            gateway_hostname_problem,
+            "hostname",
+            "use a host name such as `team-a.models.example.com`, or `*.team-a.models.example.com` for every "
+            "name under it",
+        )
+    ),
 ]
 DnsSubdomain = Annotated[
     str,

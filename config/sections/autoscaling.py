@@ -8,7 +8,6 @@ the autoscaler scales the LeaderWorkerSet through its scale subresource.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -66,26 +65,69 @@ def promql_problem(query: str) -> str | None:
     return None
 
 
-# KEDA's cron scaler reads "Linux format cron" (minute hour day-of-month month day-of-week; keda-docs
-# `scalers/cron.md`): five fields of numbers, names (MON, JAN), `*`, ranges, lists and steps.
-_CRON_FIELD = r"[0-9A-Za-z*?]+(?:[-/][0-9A-Za-z]+)*(?:,[0-9A-Za-z*?]+(?:[-/][0-9A-Za-z]+)*)*"
-_CRON = re.compile(rf"^{_CRON_FIELD}(?: +{_CRON_FIELD}){{4}}$")
-_TIME_ZONE = re.compile(r"^(UTC|[A-Z][A-Za-z_]+(/[A-Za-z0-9_+-]+){1,2})$")
+# KEDA's cron scaler reads a window's `start` and `end` with robfig/cron v3's standard parser
+# (`cron.New`: minute hour day-of-month month day-of-week, or a descriptor such as `@daily`) in the
+# zone Go's `time.LoadLocation` finds in the IANA database (keda `pkg/scalers/cron_scaler.go`).
+# croniter parses the expression and the tzdata package holds the database; where croniter takes
+# more than robfig does, the difference is refused by name (robfig `parser.go`: day-of-week 0-6, no
+# `L`, `W` or `#`, a range's start not after its end, exactly five fields).
+_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+_CRON_FIX = "write e.g. `0 8 * * 1-5` (08:00 on weekdays)"
 
 
 def _cron(value: str) -> str:
-    if not _CRON.match(value):
+    from croniter import croniter
+
+    text = value.strip()
+    if text in _DESCRIPTORS or text.startswith("@every "):
+        return value
+    fields = text.split()
+    if len(fields) != 5:
         raise invalid(
-            f"`{value}` is not a five-field cron expression (minute hour day-of-month month day-of-week)",
-            "write e.g. `0 8 * * 1-5` (08:00 on weekdays)",
+            f"`{value}` has {len(fields)} field(s); KEDA reads five (minute hour day-of-month month day-of-week)",
+            _CRON_FIX,
         )
+    problem = _beyond_keda(fields)
+    if problem is None and not croniter.is_valid(text):
+        problem = "a value out of its field's range, or a name that is not a month's or a day's three letters"
+    if problem is not None:
+        raise invalid(f"`{value}` is not a cron expression KEDA reads: {problem}", _CRON_FIX)
     return value
 
 
+def _beyond_keda(fields: list[str]) -> str | None:
+    """What croniter takes and robfig's parser refuses, or None."""
+    for index, field in enumerate(fields):
+        for part in field.split(","):
+            bounds = part.split("/")[0].split("-")
+            if any(
+                "#" in b or b.upper() in ("L", "LW") or (b[:-1].isdigit() and b[-1:].upper() in "LW") for b in bounds
+            ):
+                return f"`{part}`: `L`, `W` and `#` are not cron that KEDA reads"
+            if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit() and int(bounds[0]) > int(bounds[1]):
+                return f"`{part}`: a range's start is after its end"
+            if index == 4 and any(b.isdigit() and int(b) > 6 for b in bounds):
+                return f"`{part}`: days of the week are 0 (Sunday) to 6"
+    return None
+
+
+def _quartz_mark(bound: str) -> bool:
+    """`L`, `LW`, `15W`, `5L` or `1#2`: Quartz's marks, which croniter reads and robfig does not."""
+    upper = bound.upper()
+    return "#" in upper or upper in ("L", "LW") or (upper[:-1].isdigit() and upper[-1:] in ("L", "W"))
+
+
 def _time_zone(value: str) -> str:
-    if not _TIME_ZONE.match(value):
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        found = value not in ("", "Local") and ZoneInfo(value) is not None
+    except (ZoneInfoNotFoundError, ValueError):
+        found = False
+    if not found:
         raise invalid(
-            f"`{value}` is not an IANA time zone name", "write `UTC` or an `Area/Location` name such as `Europe/Berlin`"
+            f"`{value}` is not a zone of the IANA time-zone database",
+            "write `UTC` or an `Area/Location` name such as `Europe/Berlin`",
         )
     return value
 

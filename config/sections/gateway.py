@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from config.schema.base import ConfigModel
-from config.schema.names import DnsLabel, DnsSubdomain, ImageReference, PriorityClassName, TenantName
+from config.schema.names import DnsLabel, DnsSubdomain, GatewayHostname, ImageReference, PriorityClassName, TenantName
 from config.schema.quantity import Quantity
 
 
@@ -120,7 +120,7 @@ class TenantGatewayConfig(ConfigModel):
     """The class that orders this tenant's requests at the gateway (its band). Default: the class
     of the tenant's own models when they all have one, else the baseline. A tenant file may name
     only a class its `tenantPolicy` grants."""
-    hostnames: Annotated[tuple[DnsSubdomain, ...], Field(max_length=16)] = ()
+    hostnames: Annotated[tuple[GatewayHostname, ...], Field(max_length=16)] = ()
     """The tenant's hostnames on the Gateway, at most 16 (an HTTPRoute's limit). Default:
     `<tenant>.<gateway.domain>`."""
 

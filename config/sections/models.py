@@ -393,3 +393,15 @@ class ModelConfig(ConfigModel):
     @property
     def pipeline_parallel(self) -> int:
         return self.engine.pipeline_parallel_size or self.nodes_per_replica
+
+    @property
+    def data_parallel(self) -> int:
+        """vLLM's `--data-parallel-size` (`-dp`) as `engine.extraArgs` give it, else 1: the engine
+        runs that many copies of the model, each over tensor x pipeline parallel GPUs."""
+        args = self.engine.extra_args
+        for index, arg in enumerate(args):
+            name, equals, value = arg.partition("=")
+            if name in ("--data-parallel-size", "-dp"):
+                given = value if equals else (args[index + 1] if index + 1 < len(args) else "")
+                return int(given) if given.isdigit() and int(given) > 0 else 1
+        return 1

@@ -97,6 +97,11 @@ class PoolConfig(ConfigModel):
     max_nodes: NodeCount | None = None
     """Most nodes of an autoscaled pool. Placement checks count this many; the what-if counts the
     nodes there are and says how many more a waiting gang needs."""
+    autoscaler: Literal["in-cluster", "managed"] = "in-cluster"
+    """Who scales an autoscaled pool: `in-cluster`, a Cluster Autoscaler or Karpenter running in the
+    cluster (preflight looks for it), or `managed`, the cloud's own autoscaler, which runs in its
+    managed control plane and is never seen in the cluster (GKE's cluster autoscaler and node
+    auto-provisioning, AKS's cluster autoscaler, EKS Auto Mode)."""
     topology: PoolTopology | None = None
     """Where the pool sits on the fabric. Unset: outside any fabric (no topology, nothing to warn
     about; models with a hard network constraint cannot run on it)."""
@@ -113,6 +118,11 @@ class PoolConfig(ConfigModel):
             raise invalid(
                 "the pool's size is not given",
                 "give `nodes` (fixed size) or `minNodes` and `maxNodes` (autoscaled)",
+            )
+        if not scaled and "autoscaler" in self.model_fields_set:
+            raise invalid(
+                "`autoscaler` is given for a pool that is not autoscaled",
+                "give `minNodes` and `maxNodes` as well, or leave `autoscaler` out",
             )
         if scaled and (self.min_nodes is None or self.max_nodes is None):
             raise invalid("an autoscaled pool needs both `minNodes` and `maxNodes`", "give both bounds")

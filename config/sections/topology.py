@@ -101,7 +101,8 @@ class TopologyConfig(ConfigModel):
     """The standard labels of a cloud or tool as the tiers, and labels owned by their provisioner
     (`nodeLabels.enabled: false`): `aws` (`topology.k8s.aws/network-node-layer-3`, `-2`, `-1`),
     `aws-4-layer` (P6-B200/B300: `-4` to `-1`), `gcp` (`cloud.google.com/gce-topology-host`,
-    `-subblock`, `-block`), `oci`
+    `-subblock`, `-block`: tier 1 is one host, so the smallest domain of several nodes is tier 2, the
+    sub-block, and a multi-node model's `topology.highestTier` is 2 or more), `oci`
     (`oci.oraclecloud.com/rdma.local_block_id`, `.network_block_id`, `.hpc_island_id`),
     `topograph` (`fabric.topograph.run/tier-0`, `-1`, `-2`), `nvlink`
     (`nvidia.com/gpu.clique`). Each preset's source is in `config/upstream/cloud_topology.py`."""

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from config.errors import Problem, describe_value, join_path
 from config.project import PROJECT
-from config.stack_file.yaml12 import StackYamlError, read_yaml
+from config.stack_file.yaml12 import FILE_PATH, StackYamlError, read_yaml
 
 MAX_PATTERN_LENGTH = 300
 """Longest `include` entry; a longer one is refused before any folder is searched."""
@@ -141,7 +141,9 @@ def _listed_twice(name: str, first: str, where: str) -> Problem:
     )
 
 
-def _read(base: Path, path: Path, problems: list[Problem]) -> dict[str, Any] | None:
+def _read(base: Path, path: Path, problems: list[Problem], label: str) -> dict[str, Any] | None:
+    """The file's sections; `label` names the whole file where a problem is in no key of it (its
+    YAML syntax, its encoding), since it is not the stack file."""
     name = str(path.relative_to(base))
     try:
         data = read_yaml(path.read_bytes(), lambda key_path: join_path(*key_path) or name)
@@ -149,7 +151,7 @@ def _read(base: Path, path: Path, problems: list[Problem]) -> dict[str, Any] | N
         problems.append(Problem(name, f"cannot read the file: {error.strerror}", "check the file"))
         return None
     except StackYamlError as error:
-        problems += [_in(p, name) for p in error.problems]
+        problems += [_in(p if p.path != FILE_PATH else replace(p, path=label), name) for p in error.problems]
         return None
     if data is None:
         return {}
@@ -200,7 +202,7 @@ def merge_includes(raw: Mapping[str, Any], base: Path) -> Included:
                     continue
                 listed[path.resolve()] = where
                 result.files.append(name)
-                data = _read(base, path, result.problems)
+                data = _read(base, path, result.problems, "(tenant file)" if kind == "tenants" else "(included file)")
                 if data is None:
                     continue
                 if kind == "tenants":

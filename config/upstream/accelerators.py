@@ -77,3 +77,30 @@ AMD_RAY_NOSET_ENV: Final = "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES"
 executor (before 0.16) pins it with `CUDA_VISIBLE_DEVICES` to all of the node's: vLLM's own ROCm
 Dockerfile sets it in 0.11 (with the `..._ROCR_...` variable, which Ray >= 2.45 no longer reads),
 and from 0.16 vLLM sets it in every worker's runtime env itself (vLLM PR #33308)."""
+
+
+PRODUCT_LABELS: Final[tuple[str, ...]] = (
+    # GPU feature discovery (NVIDIA k8s-device-plugin, docs/gpu-feature-discovery/README.md), e.g.
+    # `NVIDIA-H100-80GB-HBM3`; installed with NVIDIA's GPU operator, and by EKS's accelerated AMIs
+    # with the device plugin's chart.
+    "nvidia.com/gpu.product",
+    # GKE sets it on every node of a GPU node pool from the pool's accelerator type, e.g.
+    # `nvidia-h100-mega-80gb`, `nvidia-l4` (cloud.google.com/kubernetes-engine/docs/how-to/gpus);
+    # GKE runs no feature discovery of its own.
+    "cloud.google.com/gke-accelerator",
+)
+"""Node labels that name a node's accelerator product, in the order they are read."""
+
+
+def product_of(labels: dict[str, str]) -> tuple[str, str] | None:
+    """(label, product) of the first of `PRODUCT_LABELS` the node carries."""
+    return next(((key, labels[key]) for key in PRODUCT_LABELS if labels.get(key)), None)
+
+
+def type_of(product: str) -> str | None:
+    """The short type a product is commonly called by (`h100`, `l40s`, `a100`), which quotas per
+    type name: the product's first word after the vendor's and a `tesla-` prefix, lower case.
+    None when that word is no DNS label."""
+    words = product.lower().removeprefix("nvidia-").removeprefix("tesla-").split("-")
+    word = words[0] if words else ""
+    return word if word and len(word) <= 63 and word.isascii() and word.isalnum() else None

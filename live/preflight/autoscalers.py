@@ -17,6 +17,7 @@ from __future__ import annotations
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from live.preflight.report import Finding, Report
+from offline.markdown import code
 
 AUTOSCALERS = {
     "cluster-autoscaler": "Cluster Autoscaler",
@@ -38,7 +39,15 @@ def _found(state: ClusterState) -> list[str]:
 
 
 def check_autoscalers(spec: PlatformSpec, state: ClusterState, report: Report) -> None:
-    scaled = [name for name, pool in spec.pools.items() if pool.config.autoscaled]
+    autoscaled = {name: pool for name, pool in spec.pools.items() if pool.config.autoscaled}
+    managed = [name for name, pool in autoscaled.items() if pool.config.autoscaler == "managed"]
+    if managed:
+        report.notes.append(
+            f"pools {', '.join(code(p) for p in managed)} are scaled by the cloud's managed autoscaler "
+            "(`autoscaler: managed`), which runs outside the cluster: nodes are added for pods Volcano marks "
+            'Unschedulable, with no notion of gangs (see docs/operations.md, "Gangs on autoscaled pools")'
+        )
+    scaled = [name for name in autoscaled if name not in managed]
     if not scaled:
         return
     pools = ", ".join(f"`{p}`" for p in scaled)
@@ -51,7 +60,8 @@ def check_autoscalers(spec: PlatformSpec, state: ClusterState, report: Report) -
                 "pools",
                 f"pools {pools} are autoscaled (`minNodes`/`maxNodes`), but no Cluster Autoscaler or Karpenter runs "
                 "in the cluster: models that wait for nodes keep waiting",
-                "install the cluster's autoscaler, or give the pools a fixed size (`nodes`)",
+                "install the cluster's autoscaler; where the cloud runs it in its managed control plane (GKE, "
+                "AKS, EKS Auto Mode), set `autoscaler: managed` on the pools; or give the pools a fixed size (`nodes`)",
             )
         )
         return

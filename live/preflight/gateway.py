@@ -20,18 +20,22 @@ def check_gateway(spec: PlatformSpec, state: ClusterState, report: Report) -> No
     gateway = spec.gateway
     if gateway is None or state.crd("gatewayclasses.gateway.networking.k8s.io") is None:
         return  # no gateway, or the missing CRDs are reported by check_prerequisites
-    if not {"GatewayClass", "Gateway"} <= state.listed:
-        report.notes.append(
-            "the gateway's class and Gateway are not checked: the input holds no GatewayClass or Gateway "
-            "(add gatewayclasses.gateway.networking.k8s.io,gateways.gateway.networking.k8s.io to the dump)"
-        )
-        return
     shared = gateway.config.gateway
-    if not shared.existing and gateway.config.class_name is not None:
+    # Each kind is checked when the input holds it: a fresh cluster's dump has the implementation's
+    # classes and no Gateway yet, and a class misspelt there is the stack's own error.
+    unread = [kind for kind in ("GatewayClass", "Gateway") if kind not in state.listed]
+    if unread:
+        report.notes.append(
+            f"the gateway's {' and '.join(unread)} {'are' if len(unread) > 1 else 'is'} not checked: the input "
+            "holds none (add "
+            "gatewayclasses.gateway.networking.k8s.io,gateways.gateway.networking.k8s.io to the dump)"
+        )
+    if "GatewayClass" in state.listed and not shared.existing and gateway.config.class_name is not None:
         _class(spec, gateway.config.class_name, state, report)
-    live = state.find("Gateway", shared.name, shared.namespace)
+    if "Gateway" not in state.listed:
+        return
     if shared.existing:
-        _listeners(spec, live, report)
+        _listeners(spec, state.find("Gateway", shared.name, shared.namespace), report)
     _client_headers(spec, state, report)
     for model in gateway.models:
         namespace = spec.models[model].namespace

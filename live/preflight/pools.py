@@ -9,13 +9,16 @@ groups nodes (`pkg/controllers/hypernode/discovery/label/label.go`)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from difflib import get_close_matches
 from typing import Any
 
 from config.spec.platform import PlatformSpec
 from config.spec.pools import Pool
+from config.upstream.accelerators import product_of
 from live.cluster_state import ClusterState
 from live.preflight.nodes import allocatable
 from live.preflight.report import Finding, Report, listed, object_name
+from offline.markdown import code
 
 
 def _labels(node: dict[str, Any]) -> dict[str, str]:
@@ -36,6 +39,8 @@ def check_pools(spec: PlatformSpec, state: ClusterState, report: Report) -> None
     _outside(spec, state, found, report)
     for name, pool in spec.pools.items():
         nodes = found[name]
+        if not nodes and _selects_nothing(name, pool, state.nodes, report):
+            continue
         _size(name, pool, nodes, report)
         _devices(spec, name, pool, nodes, report)
         _taints(name, pool, nodes, report)
@@ -86,6 +91,50 @@ def _outside(spec: PlatformSpec, state: ClusterState, found: dict[str, list[dict
         )
 
 
+def _selects_nothing(name: str, pool: Pool, nodes: list[dict[str, Any]], report: Report) -> bool:
+    """A pool whose selector finds no node: an error where the pool should have nodes now (a fixed
+    size, or an autoscaled minimum above 0), with the label the selector most likely meant; for a
+    pool scaled to nothing, only where such a label exists. Returns whether it was reported."""
+    cfg = pool.config
+    expected = cfg.min_nodes if cfg.autoscaled else cfg.largest
+    hints = _selector_hints(dict(cfg.selector), nodes)
+    if not expected and not hints:
+        return False
+    report.add(
+        Finding(
+            "pool-selects-nothing",
+            "error" if expected else "warning",
+            f"pools.{name}.selector",
+            f"no node carries every label of pool {code(name)}'s selector"
+            + (f", which should find {expected} node(s) now" if expected else ""),
+            "; ".join(hints) if hints else "set the selector to the labels the pool's node group puts on its nodes",
+        )
+    )
+    return True
+
+
+def _selector_hints(selector: dict[str, str], nodes: list[dict[str, Any]]) -> list[str]:
+    """`did you mean` for each selector label no node carries: a value the nodes give that key, or a
+    key the nodes carry, closest to what was written."""
+    values: dict[str, set[str]] = defaultdict(set)
+    for node in nodes:
+        for key, value in _labels(node).items():
+            values[str(key)].add(str(value))
+    hints = []
+    for key, value in selector.items():
+        if value in values.get(key, ()):
+            continue
+        if key in values:
+            close = get_close_matches(value, sorted(values[key]), n=1, cutoff=0.6)
+            if close:
+                hints.append(f"did you mean {code(f'{key}: {close[0]}')}?")
+            continue
+        close = get_close_matches(key, sorted(values), n=1, cutoff=0.8)
+        if close and value in values[close[0]]:
+            hints.append(f"did you mean {code(f'{close[0]}: {value}')}?")
+    return hints
+
+
 def _size(name: str, pool: Pool, nodes: list[dict[str, Any]], report: Report) -> None:
     cfg = pool.config
     count = len(nodes)
@@ -126,7 +175,7 @@ def _devices(spec: PlatformSpec, name: str, pool: Pool, nodes: list[dict[str, An
     if product is None:
         return
     other = Counter(
-        label for n in nodes if (label := _labels(n).get("nvidia.com/gpu.product")) is not None and label != product
+        f"{found[0]}={found[1]}" for n in nodes if (found := product_of(_labels(n))) and found[1] != product
     )
     if other:
         report.add(
@@ -135,7 +184,8 @@ def _devices(spec: PlatformSpec, name: str, pool: Pool, nodes: list[dict[str, An
                 "warning",
                 f"pools.{name}.accelerator.product",
                 f"nodes of pool `{name}` report another GPU product than `{product}`",
-                "correct `accelerator.product` to what GPU feature discovery reports",
+                "correct `accelerator.product` to what the nodes' product label says (GPU feature discovery's "
+                "`nvidia.com/gpu.product`, or GKE's `cloud.google.com/gke-accelerator`)",
                 listed([f"{label} on {count} node(s)" for label, count in sorted(other.items())]),
             )
         )

@@ -174,3 +174,21 @@ def test_negative_bands_without_flow_control_are_warned_about() -> None:
     warned = [w for w in load(mutate(B, off)).warnings if w.path == "gateway.baselinePriorityClass"]
     assert len(warned) == 1 and "`search`" in warned[0].message
     assert not [w for w in load(B).warnings if w.path == "gateway.baselinePriorityClass"]
+
+
+@pytest.mark.parametrize(
+    ("hostname", "accepted"),
+    [
+        ("*.chat.llm.aicloud-b.example", True),  # Gateway API's wildcard label, first and alone
+        ("chat.llm.aicloud-b.example", True),
+        ("10.20.30.40", False),  # no IP address
+        ("chat.*.aicloud-b.example", False),
+        ("a" * 64 + ".aicloud-b.example", False),  # a label over 63 characters
+    ],
+)
+def test_hostnames_are_gateway_api_hostnames(hostname: str, accepted: bool) -> None:
+    raw = mutate(B, lambda d: d["tenants"]["chat"].setdefault("gateway", {}).update(hostnames=[hostname]))
+    if accepted:
+        assert hostname in load(raw).gateway.hostnames["chat"]  # type: ignore[union-attr]
+    else:
+        assert paths_of(raw) == ["tenants.chat.gateway.hostnames[0]"]

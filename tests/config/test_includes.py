@@ -83,6 +83,18 @@ def test_a_problem_in_an_included_file_names_the_file(tmp_path: Path, capsys: py
     assert "clusters/aicloud-b/tenants/chat.yaml: models.qwen3-8b.engine.maxModelLen: " in "\n".join(errors)
 
 
+def test_a_yaml_error_in_an_included_file_is_labelled_as_that_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    chat = folder / "clusters" / "aicloud-b" / "tenants" / "chat.yaml"
+    chat.write_text(chat.read_text() + "models: [unclosed\n")
+    code, errors = _render(folder, capsys)
+    assert code == 2
+    said = "\n".join(errors)
+    assert "clusters/aicloud-b/tenants/chat.yaml: (tenant file): not valid YAML" in said and "stack file" not in said
+
+
 def test_rules_that_span_sections_see_the_merged_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _project(tmp_path)
     search = folder / "clusters" / "aicloud-b" / "tenants" / "search.yaml"

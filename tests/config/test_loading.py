@@ -277,7 +277,7 @@ def _every_section() -> dict[str, Any]:
     raw["pools"] = {
         "seed": {
             "selector": {"node.example.com/group": "gpu"},
-            "accelerator": {"count": 8, "product": "NVIDIA-H800"},
+            "accelerator": {"count": 8, "product": "NVIDIA-H800", "type": "h800"},
             "taints": [{"key": "gpu", "effect": "NoSchedule"}],
             "topology": {"named": ["spinepair12"]},
         }

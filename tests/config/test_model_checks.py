@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from config import ConfigError
 from config.upstream.vllm_releases import REMOVED_FLAGS as VLLM_REMOVED_FLAGS
 from config.upstream.vllm_releases import image_vllm_version
 from tests.components.helpers import DEPLOY_MODEL, LWS_MODEL, SEED, with_volumes
@@ -32,6 +33,33 @@ def test_parallelism_must_match_the_gpus_of_a_replica() -> None:
         .config.tensor_parallel
         == 16
     )
+
+
+@pytest.mark.parametrize("flag", [["--data-parallel-size", "2"], ["--data-parallel-size=2"], ["-dp", "2"]])
+def test_data_parallelism_counts_in_the_gpus_of_a_replica(flag: list[str]) -> None:
+    """vLLM runs `--data-parallel-size` copies of the model, each over tp x pp GPUs: DP 2 x TP 4 is
+    the 8 GPUs of one node, and DP 2 x TP 8 is twice what it has."""
+
+    def engine(tp: int) -> Any:
+        def change(raw: dict[str, Any]) -> None:
+            raw["models"][DEPLOY_MODEL]["resources"]["gpus"] = 8
+            raw["models"][DEPLOY_MODEL]["engine"].update(tensorParallelSize=tp, extraArgs=flag)
+
+        return change
+
+    assert f"models.{DEPLOY_MODEL}.engine" not in paths_of_or_none(mutate(SEED, engine(4)))
+    problem = next(p for p in problems_of(mutate(SEED, engine(8))) if p.path == f"models.{DEPLOY_MODEL}.engine")
+    assert "tensor x pipeline x data parallel = 8 x 1 x 2 = 16" in problem.message
+    assert "e.g. tp 4" in problem.fix
+
+
+def paths_of_or_none(raw: dict[str, Any]) -> list[str]:
+    """The problems' key paths, or none where the stack loads."""
+    try:
+        load(raw)
+    except ConfigError as error:
+        return [p.path for p in error.problems]
+    return []
 
 
 def test_removed_flags_are_rejected_for_current_vllm_only() -> None:

@@ -114,6 +114,17 @@ def test_a_dump_without_the_gateway_kinds_is_not_a_missing_gateway(committed_ren
     assert any("GatewayClass" in note for note in report.notes)
 
 
+def test_a_misspelt_class_is_found_on_a_fresh_cluster_that_has_classes_and_no_gateway(committed_render: Any) -> None:
+    """A fresh cluster's dump holds the implementation's GatewayClasses and no Gateway yet: the
+    stack's class is checked against them all the same."""
+    render = committed_render(STACK)
+    state = state_from_objects([*(_crd(n) for n in GATEWAY_CRDS + ROUTER_CRDS), _class("istio-typo", "True")], "dump")
+    report = preflight(render.spec, render.rendered, state)
+    (finding,) = [f for f in report.findings if f.subject == "gateway.className"]
+    assert finding.check == "gateway-class-missing" and "istio-typo" in finding.message
+    assert any("Gateway is not checked" in note for note in report.notes)
+
+
 def test_route_headers_on_an_envoy_gateway_are_warned_about(committed_render: Any, render_raw: Any) -> None:
     """Envoy adds a route's headers when it forwards, after the router has read them."""
     render = render_raw(mutate(stack_raw(STACK), lambda r: r["gateway"].update(tenantHeaders="route")))

@@ -104,6 +104,50 @@ def test_gpu_nodes_in_no_pool_and_undeclared_taints_are_reported(
     assert findings["pool-taints"]["details"] == ["maintenance=true:NoSchedule on 1 node(s)"]
 
 
+def test_a_node_of_another_product_is_named_by_the_label_that_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GPU feature discovery's label, or GKE's where a node has no other (GKE runs no feature
+    discovery): either naming another product than the pool's is a `pool-product` warning."""
+    dump = _dump()
+    gfd, gke = _group(dump, "l40s")[:2]
+    gfd["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-L4"
+    del gke["metadata"]["labels"]["nvidia.com/gpu.product"]
+    gke["metadata"]["labels"]["cloud.google.com/gke-accelerator"] = "nvidia-l4"
+    code, findings = _findings(tmp_path, capsys, dump)
+    assert code == 1
+    assert findings["pool-product"]["details"] == [
+        "cloud.google.com/gke-accelerator=nvidia-l4 on 1 node(s)",
+        "nvidia.com/gpu.product=NVIDIA-L4 on 1 node(s)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("selector", "hint"),
+    [
+        ({"eks.amazonaws.com/nodegroup": "l40"}, "did you mean `eks.amazonaws.com/nodegroup: l40s`?"),
+        ({"eks.amazonaws.com/node-group": "l40s"}, "did you mean `eks.amazonaws.com/nodegroup: l40s`?"),
+    ],
+)
+def test_a_selector_typo_is_an_error_with_the_label_it_meant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], selector: dict[str, str], hint: str
+) -> None:
+    raw = stack_raw("aicloud-eks")
+    raw["pools"]["l40s"]["selector"] = selector
+    raw["pools"]["l40s"]["minNodes"] = 1
+    del raw["tenants"]["search"]["queue"]["byType"]  # quotas per type need every pool's node-group label
+    stack = write_stack(tmp_path / "Pulumi.typo.yaml", raw)
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(_dump()))
+    code = main(["preflight", "--stack", "typo", "--config-file", str(stack), "--from", str(path), "--json"])
+    findings = {f["check"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert code == 1
+    finding = findings["pool-selects-nothing"]
+    assert finding["severity"] == "error" and finding["subject"] == "pools.l40s.selector"
+    assert finding["fix"] == hint
+    assert "pool-size" not in findings
+
+
 def test_a_node_two_pools_select_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     raw = stack_raw("aicloud-eks")
     raw["pools"]["l40s"]["selector"] = {"node.kubernetes.io/instance-type": "g6e.12xlarge"}
@@ -128,6 +172,26 @@ def test_autoscaled_pools_without_an_autoscaler_are_a_warning(
     code, findings = _findings(tmp_path, capsys, dump)
     assert code == 1
     assert "pools `h100-b`, `l40s` are autoscaled" in findings["autoscaler-missing"]["message"]
+
+
+def test_pools_a_managed_autoscaler_scales_need_none_in_the_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GKE's cluster autoscaler runs in its managed control plane: `autoscaler: managed` pools are
+    not an `autoscaler-missing` warning, and the report says who scales them."""
+    raw = stack_raw("aicloud-eks")
+    for pool in ("h100-b", "l40s"):
+        raw["pools"][pool]["autoscaler"] = "managed"
+    stack = write_stack(tmp_path / "Pulumi.managed.yaml", raw)
+    dump = _dump()
+    dump["items"] = [o for o in dump["items"] if o["kind"] != "Deployment"]
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    code = main(["preflight", "--stack", "managed", "--config-file", str(stack), "--from", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report["findings"]
+    assert "autoscaler-missing" not in {f["check"] for f in report["findings"]}
+    assert any("`h100-b`, `l40s` are scaled by the cloud's managed autoscaler" in n for n in report["notes"])
 
 
 @pytest.mark.parametrize(("image", "name"), [("public.ecr.aws/karpenter/controller:1.6.0", "Karpenter")])

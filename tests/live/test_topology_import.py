@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from cli.main import main
 from config.spec.noderange import expand
+from config.upstream.accelerators import type_of
 from live.cluster_state import read_file
 from live.topology_import import compact_ranges, import_topology
 from tests.conftest import PROJECT_DIR, load, stack_raw, write_stack
@@ -192,7 +193,53 @@ def test_a_cluster_with_no_stack_yet_is_imported_by_node_group(capsys: pytest.Ca
     assert pools["h100-b"]["topology"] == {"domains": [2, 1, 1], "nodesPerDomain": 8}, "what the labels say now"
     assert pools["l40s"] == {
         "selector": {"eks.amazonaws.com/nodegroup": "l40s"},
-        "accelerator": {"count": 4, "product": "NVIDIA-L40S"},
+        "accelerator": {"count": 4, "product": "NVIDIA-L40S", "type": "l40s"},
         "nodes": 8,
     }
+    assert pools["h100-a"]["accelerator"]["type"] == pools["h100-b"]["accelerator"]["type"] == "h100", (
+        "two node groups of one product share the quotas per type"
+    )
     assert pools["h100-a"]["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+
+
+def _gke_node(name: str, pool: str, accelerator: str, gpus: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"cloud.google.com/gke-nodepool": pool, "cloud.google.com/gke-accelerator": accelerator},
+        },
+        "status": {"allocatable": {"nvidia.com/gpu": str(gpus)}},
+    }
+
+
+def test_gke_nodes_give_their_pools_the_product_gke_labels_them_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GKE runs no GPU feature discovery: a node's product is its `cloud.google.com/gke-accelerator`."""
+    nodes = [_gke_node(f"gke-a3-{i}", "a3-mega", "nvidia-h100-mega-80gb", 8) for i in range(2)]
+    nodes += [_gke_node("gke-l4-0", "l4", "nvidia-l4", 1)]
+    dump = tmp_path / "gke.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes}))
+    code = main(["import-topology", "--preset", "gcp", "--pools", "--from", str(dump), "--json"])
+    pools = json.loads(capsys.readouterr().out)["pools"]
+    assert code == 0
+    assert pools["a3-mega"]["accelerator"] == {"count": 8, "product": "nvidia-h100-mega-80gb", "type": "h100"}
+    assert pools["l4"]["accelerator"] == {"count": 1, "product": "nvidia-l4", "type": "l4"}
+    assert pools["l4"]["selector"] == {"cloud.google.com/gke-nodepool": "l4"}
+
+
+@pytest.mark.parametrize(
+    ("product", "short"),
+    [
+        ("NVIDIA-H100-80GB-HBM3", "h100"),
+        ("nvidia-h100-mega-80gb", "h100"),
+        ("NVIDIA-L40S", "l40s"),
+        ("nvidia-tesla-a100", "a100"),
+        ("Tesla-V100-SXM2-16GB", "v100"),
+        ("?!", None),
+    ],
+)
+def test_the_type_a_product_is_called_by(product: str, short: str | None) -> None:
+    assert type_of(product) == short

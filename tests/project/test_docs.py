@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 
+from cli.main import build_parser
 from policy.pack import POLICIES
 from tests.conftest import PROJECT_DIR
 
@@ -25,6 +27,13 @@ def test_readme_commands_are_makefile_targets() -> None:
     for target in re.findall(r"^make (\w+)", README, flags=re.MULTILINE):
         assert re.search(rf"^{target}:", makefile, flags=re.MULTILINE), f"`make {target}` is not a target"
     assert "```sh\nmake render\n```" in README and "```sh\nmake test\n```" in README
+
+
+def test_the_readme_command_list_names_every_subcommand() -> None:
+    listed = set(re.findall(r"^\.venv/bin/volcano-platform ([\w-]+)", README, flags=re.MULTILINE))
+    [sub] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    commands = set(sub.choices)
+    assert commands <= listed, f"missing from the README's command list: {sorted(commands - listed)}"
 
 
 def test_relative_links_resolve() -> None:

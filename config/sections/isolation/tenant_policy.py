@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from config.schema.base import ConfigModel
-from config.schema.names import DnsLabel, DnsSubdomain, SecretName, TenantName
+from config.schema.names import DnsLabel, GatewayHostname, SecretName, TenantName
 from config.sections.tenants import ResourceList
 
 PodSecurityLevel = Literal["restricted", "baseline", "privileged"]
@@ -81,7 +81,7 @@ class TenantGrant(ConfigModel):
     namespaces: tuple[DnsLabel, ...] | None = None
     """Namespaces it may create or adopt besides its own (`<tenant>` and `<tenant>-*`). Default:
     none."""
-    hostnames: tuple[DnsSubdomain, ...] | None = None
+    hostnames: tuple[GatewayHostname, ...] | None = None
     """Gateway hostnames its file may claim besides its own (`<tenant>.<gateway.domain>` and
     names under it). Default: none."""
     consumers: tuple[TenantName, ...] | None = None
