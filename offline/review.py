@@ -68,6 +68,8 @@ _WORDS: dict[str, Callable[[Any], str]] = {
 
 
 def _cell(value: Any) -> str:
+    if isinstance(value, list):
+        return one_line(", ".join(map(str, value)) or "-")
     return one_line(_quantities(value) if isinstance(value, dict) else str(value))
 
 
@@ -112,11 +114,17 @@ def _tenant(t: dict[str, Any]) -> str:
         f"queue {t.get('queue')} under {t.get('parent') or 'root'}, weight {t.get('weight')}, "
         f"deserved {_quantities(t.get('deserved'))}, guarantee {_quantities(t.get('guarantee'))}, "
         f"capability {_quantities(t.get('capability'))}"
+        + (f", hostnames {', '.join(t['hostnames'])}" if t.get("hostnames") else "")
     )
 
 
 def _domain(d: dict[str, Any]) -> str:
     return f"tier {d.get('tier')}, {d.get('hard')} hard + {d.get('soft')} soft planned, {d.get('status')}"
+
+
+def nothing_yet(summary: dict[str, Any]) -> dict[str, Any]:
+    """A summary of the same version with nothing in it: the base of a stack that a change adds."""
+    return {key: type(value)() if isinstance(value, (dict, list)) else value for key, value in summary.items()}
 
 
 def platform_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> PlatformChanges:
@@ -180,6 +188,8 @@ class Review:
 
 def review(old_dir: Path, new_dir: Path) -> Review:
     old_summary, new_summary = read_summary_data(old_dir), read_summary_data(new_dir)
+    if old_summary is None and new_summary is not None and not any(old_dir.iterdir()):
+        old_summary = nothing_yet(new_summary)  # the stack is new in this change: all of it is added
     platform = platform_changes(old_summary, new_summary)
     old_providers, new_providers = load_providers(old_dir), load_providers(new_dir)
     provider = provider_replacement(old_providers, new_providers)

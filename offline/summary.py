@@ -7,6 +7,7 @@ from typing import Any
 
 from config.sections.models import ModelConfig
 from config.spec.images import stack_images
+from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.spec.scheduler_conf import scheduler_conf
 from offline.manifests import Rendered
@@ -37,6 +38,29 @@ def _replicas_cell(replicas: dict[str, Any], pods: int) -> str:
     if not replicas.get("autoscaled"):
         return size
     return f"{size} ({replicas['engine']}: {replicas['metric']} {replicas['target']:g}/replica)"
+
+
+def _slice_cells(model: ModelSpec, m: dict[str, Any], resource: str) -> list[str]:
+    """Replicas x pods, devices per pod and parallelism of a model with prefill and decode apart:
+    its replicas are slices, each with its roles' instances (the slice table lists them)."""
+    views = model.role_views
+    pods = " + ".join(
+        f"{_instances(view)} {view.serving_role}" + (f" x {view.gang.pods}" if view.gang.pods > 1 else "")
+        for view in views
+    )
+    return [
+        f"{replicas_words(m['replicas'])} slices x ({pods})",
+        ", ".join(f"{view.serving_role} {view.gpus_per_pod} {resource}" for view in views),
+        ", ".join(
+            f"{view.serving_role} tp {view.config.tensor_parallel} x pp {view.config.pipeline_parallel}"
+            for view in views
+        ),
+    ]
+
+
+def _instances(view: ModelSpec) -> str:
+    low, high = view.min_replicas, view.config.planned_replicas
+    return str(high) if low == high else f"{low}..{high}"
 
 
 def _labels(labels: dict[str, str]) -> str:
@@ -277,11 +301,19 @@ def render_summary(spec: PlatformSpec, rendered: Rendered) -> str:
             f"{m['tenant']}/{m['namespace']}",
             m["queue"],
             m["priorityClass"],
-            _replicas_cell(m["replicas"], m["podsPerReplica"]),
-            f"{m['acceleratorsPerPod']} {spec.gpu_resource}",
-            f"tp {m['tensorParallel']} x pp {m['pipelineParallel']}",
+            *(
+                _slice_cells(spec.models[name], m, spec.gpu_resource)
+                if spec.models[name].disaggregated
+                else [
+                    _replicas_cell(m["replicas"], m["podsPerReplica"]),
+                    f"{m['acceleratorsPerPod']} {spec.gpu_resource}",
+                    f"tp {m['tensorParallel']} x pp {m['pipelineParallel']}",
+                ]
+            ),
             topology_words(m["topology"]),
-            placement_words(m["placement"]),
+            placement_words(m["placement"]).replace("replica slots", "slice slots")
+            if spec.models[name].disaggregated
+            else placement_words(m["placement"]),
         ]
         for name, m in sorted(data["models"].items(), key=lambda item: list(spec.models).index(item[0]))
     ]

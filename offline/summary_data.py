@@ -28,6 +28,11 @@ SUMMARY_SCHEMA_VERSION = 2
 strings: `"pods per replica"`, `"2..16"`, placement as prose) is still read from base renders."""
 
 
+def _hostnames(spec: PlatformSpec, tenant: str) -> tuple[str, ...]:
+    """The tenant's hostnames on the gateway: where its requests come in, which a reviewer looks for."""
+    return tuple(spec.gateway.hostnames.get(tenant, ())) if spec.gateway is not None else ()
+
+
 def replicas_text(cfg: ModelConfig) -> str:
     """`2`, or `1..8` under an autoscaler."""
     scaling = cfg.autoscaling
@@ -115,6 +120,7 @@ def build_summary_data(spec: PlatformSpec) -> dict[str, Any]:
             "queue": t.queue_name,
             "parent": t.parent_queue,
             "namespaces": list(t.namespaces),
+            **({"hostnames": list(hosts)} if (hosts := _hostnames(spec, t.name)) else {}),
             "weight": t.config.queue.weight,
             "reclaimable": t.config.queue.reclaimable,
             **{

@@ -13,7 +13,7 @@ import pytest
 from cli.main import main
 from offline.diff import Entry
 from offline.render import write_render
-from offline.review import DERIVED, diff_dirs, diff_markdown, only_names_differ
+from offline.review import DERIVED, diff_dirs, diff_markdown, only_names_differ, platform_changes
 from tests.conftest import PROJECT_DIR, stack_raw, write_stack
 
 DUMPS = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "whatif"
@@ -59,6 +59,28 @@ def test_plain_and_markdown_open_with_the_same_platform_changes(renders: tuple[P
     # Both lead with the platform, then the objects.
     assert plain.index("Models") < plain.index("Tenants") < plain.index(f"{len(result.added)} added")
     assert markdown.index("**Models**") < markdown.index("**Tenants**") < markdown.index("**Objects:**")
+
+
+def test_the_first_change_of_a_new_stack_lists_everything_as_added(renders: tuple[Path, Path], tmp_path: Path) -> None:
+    """The base of a stack the change adds is an empty render (`render_at_revision`): every model
+    and tenant is added, not 'cannot be listed'."""
+    empty = tmp_path / "base"
+    empty.mkdir()
+    _, plain = diff_dirs(empty, renders[1])
+    assert "cannot be listed" not in plain
+    assert "  + qwen3-4b: Deployment" in plain and "  + newteam: queue newteam" in plain
+
+
+def test_a_tenant_hostname_added_is_a_tenant_change_in_words() -> None:
+    """A new hostname is where a tenant's requests come in: it shows in the tenant's row, not only
+    inside the Gateway's object diff."""
+    tenant = {"queue": "chat", "namespaces": ["chat"], "hostnames": ["chat.llm.example"]}
+    summary = {"models": {}, "tenants": {"chat": tenant}, "domains": {}, "warnings": [], "schemaVersion": 2}
+    grown = copy.deepcopy(summary)
+    grown["tenants"]["chat"]["hostnames"].append("*.chat.llm.example")
+    [(title, [row])] = platform_changes(summary, grown).sections
+    assert (title, row.change) == ("Tenants", "changed")
+    assert row.text == "hostnames: chat.llm.example → chat.llm.example, *.chat.llm.example"
 
 
 def test_the_lists_of_every_model_and_tenant_are_grouped_as_their_consequence(renders: tuple[Path, Path]) -> None:

@@ -6,6 +6,7 @@ import argparse
 import re
 
 from cli.main import build_parser
+from live.cluster_state import DUMP_COMMAND
 from policy.pack import POLICIES
 from tests.conftest import PROJECT_DIR
 
@@ -34,6 +35,18 @@ def test_the_readme_command_list_names_every_subcommand() -> None:
     [sub] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     commands = set(sub.choices)
     assert commands <= listed, f"missing from the README's command list: {sorted(commands - listed)}"
+
+
+def test_every_full_dump_command_in_the_docs_is_the_one_the_tools_print() -> None:
+    """The docs give one dump of the cluster (`DUMP_COMMAND`, which `--help` prints), not three."""
+    text = "\n".join(p.read_text() for p in [PROJECT_DIR / "README.md", *(PROJECT_DIR / "docs").glob("*.md")])
+    commands = [
+        " ".join(found.replace("\\\n", " ").split())
+        for found in re.findall(r"kubectl get [^`]*?> cluster\.json", text, flags=re.DOTALL)
+    ]
+    full = [c for c in commands if "queues.scheduling.volcano.sh" in c]
+    assert len(full) >= 3, commands
+    assert all(c.replace(", ", ",") == DUMP_COMMAND for c in full), full
 
 
 def test_relative_links_resolve() -> None:
