@@ -11,6 +11,7 @@ installed where it is (`install: false`: the stack owns the scheduler policy, no
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,29 @@ def _gpu_resource(state: ClusterState | None, answers: Answers) -> str:
     return offered.most_common(1)[0][0] if offered else "nvidia.com/gpu"
 
 
+def _accelerators(state: ClusterState | None, resource: str) -> int:
+    """The accelerators the recorded nodes offer; 0 without a recording."""
+    if state is None:
+        return 0
+    total = 0
+    for node in state.nodes:
+        value = str(((node.get("status") or {}).get("allocatable") or {}).get(resource, "0"))
+        total += int(value) if value.isdigit() else 0
+    return total
+
+
+def _shares(tenants: Sequence[str], accelerators: int, resource: str) -> dict[str, Any]:
+    """Each tenant's queue: an equal deserved share of the accelerators and at most all of them,
+    for the platform team to change; the weight alone where the accelerators are not known."""
+    if not accelerators:
+        return {tenant: {"queue": {"weight": 1}} for tenant in tenants}
+    share = max(accelerators // max(len(tenants), 1), 1)
+    return {
+        tenant: {"queue": {"weight": 1, "capability": {resource: accelerators}, "deserved": {resource: share}}}
+        for tenant in tenants
+    }
+
+
 def _running(state: ClusterState | None, name: str) -> bool:
     return state is not None and any((d.get("metadata") or {}).get("name") == name for d in state.deployments)
 
@@ -92,9 +116,16 @@ def scaffold(answers: Answers, state: ClusterState | None) -> Scaffold:
             section: dict[str, Any] = {"preset": answers.preset} if answers.preset else {"tiers": tiers}
             cluster_files["topology"] = {**section, "hyperNodes": "discovery"}
     config: dict[str, Any] = {}
-    include: dict[str, Any] = {"tenants": [f"{folder}/tenants/*.yaml"]}
+    quotas = f"{folder}/quotas.yaml"
+    include: dict[str, Any] = {"files": [quotas], "tenants": [f"{folder}/tenants/*.yaml"]}
+    out.files[quotas] = (
+        _schema_line(2, include=True)
+        + f"# Each tenant's share of {name}, kept by the platform team: a tenant's own file cannot change it\n"
+        "# (a key written here and in the tenant file is refused there).\n"
+        + dump({"tenants": _shares(answers.tenants, _accelerators(state, resource), resource)})
+    )
     if cluster_files:
-        include = {"files": [f"{folder}/cluster.yaml"], **include}
+        include = {**include, "files": [f"{folder}/cluster.yaml", quotas]}
         out.files[f"{folder}/cluster.yaml"] = (
             _schema_line(2, include=True)
             + f"# The nodes of {name} as the cluster labels them (`volcano-platform init`); reviewed by the platform\n"
@@ -123,12 +154,13 @@ def scaffold(answers: Answers, state: ClusterState | None) -> Scaffold:
         out.files[path] = (
             _schema_line(3, include=True)
             + f"# Tenant `{tenant}` and its models (`include.tenants` of Pulumi.{name}.yaml); reviewed by its team.\n"
-            "# Set the queue's share of the cluster (`capability`, `deserved`) and add models under `models:`.\n"
-            + dump({"tenants": {tenant: {"queue": {"weight": 1}}}})
+            f"# Its share of the cluster is in {quotas}, the platform team's; add models under `models:`.\n"
+            + dump({"tenants": {tenant: {}}})
         )
         # The team alone: `tenantPolicy` in the stack file, enforced by the program, bounds the file.
         out.codeowners.append(f"/{path} @{answers.owners}/{tenant}")
     out.codeowners.insert(0, f"/Pulumi.{name}.yaml @{answers.owners}/{PLATFORM_TEAM}")
+    out.codeowners.insert(1, f"/{quotas} @{answers.owners}/{PLATFORM_TEAM}")
     if cluster_files:
         out.codeowners.insert(1, f"/{folder}/cluster.yaml @{answers.owners}/{PLATFORM_TEAM}")
     out.files[f"{folder}/README.md"] = _next_steps(name, folder)
@@ -145,10 +177,12 @@ Written by `volcano-platform init`. `docs/operations.md` has the whole walkthrou
    (`pulumi stack init {name} --secrets-provider awskms://...`) or Pulumi Cloud. Set each secret
    with `pulumi config set --secret --path 'secrets.<name>' <value>`; `check` refuses a `secure:`
    value no secrets manager wrote.
-2. Give each tenant its share (`{folder}/tenants/*.yaml`: `queue.capability`, `deserved`) and its
-   models; each team reviews its own file (the CODEOWNERS lines `init` printed). What a tenant file
-   may use beyond the defaults (the top priority class, a guarantee, secrets, registries) is granted
-   in the stack file's `tenantPolicy`; the program refuses the rest.
+2. Who changes what: the platform team sets each tenant's share in `{folder}/quotas.yaml`
+   (`queue.capability`, `deserved`, `byType` per GPU type), which a tenant file cannot change; each
+   team writes its models (and its gateway settings) in `{folder}/tenants/<tenant>.yaml` and
+   reviews that file alone (the CODEOWNERS lines `init` printed). What a tenant file may use beyond
+   the defaults (the top priority class, secrets, registries, pools) is granted in the stack
+   file's `tenantPolicy`; the program refuses the rest.
 3. Check offline: `make check STACK={name}`, `make render STACK={name}` (`out/{name}/summary.md`).
 4. Meet the cluster, read-only: `make preflight STACK={name}`, then
    `.venv/bin/volcano-platform whatif --stack {name}`.

@@ -210,7 +210,7 @@ def merge_includes(raw: Mapping[str, Any], base: Path) -> Included:
                     for tenant in data.get("tenants") or {}:
                         result.tenant_files[tenant] = name
                     result.tenant_raw[name] = data
-                _merge(merged, data, name, origins, result.problems)
+                _merge(merged, data, name, origins, result.problems, tenant_file=kind == "tenants")
     result.origins = origins
     return result
 
@@ -252,7 +252,14 @@ def _tenant_file(data: dict[str, Any], name: str, problems: list[Problem]) -> di
     return {**data, "models": owned}
 
 
-def _merge(merged: dict[str, Any], data: dict[str, Any], name: str, origins: Origins, problems: list[Problem]) -> None:
+def _merge(
+    merged: dict[str, Any],
+    data: dict[str, Any],
+    name: str,
+    origins: Origins,
+    problems: list[Problem],
+    tenant_file: bool = False,
+) -> None:
     for key, value in data.items():
         if key.startswith(f"{PROJECT}:") or key in NOT_IN_FILES:
             problems.append(
@@ -273,6 +280,9 @@ def _merge(merged: dict[str, Any], data: dict[str, Any], name: str, origins: Ori
                 continue  # the stack file's own value has the wrong type; validation reports it
             for entry, settings in value.items():
                 first = origins.get((key, entry)) or (STACK_FILE if entry in section else None)
+                if first is not None and tenant_file and key == "tenants":
+                    _split_tenant(section, entry, settings, (first, name), origins, problems)
+                    continue
                 if first is not None:
                     problems.append(
                         Problem(
@@ -299,6 +309,40 @@ def _merge(merged: dict[str, Any], data: dict[str, Any], name: str, origins: Ori
             origins[(key,)] = name
 
 
+def _split_tenant(
+    section: dict[str, Any],
+    tenant: str,
+    settings: Any,
+    files: tuple[str, str],
+    origins: Origins,
+    problems: list[Problem],
+) -> None:
+    """A tenant the platform's files write (its quota, say) and its tenant file completes (its
+    gateway, namespaces...): the two entries are one, key by key, and a key written in both is
+    refused at that key, so a tenant file never changes what the platform wrote for it."""
+    platform, own = files
+    first = section[tenant]
+    if not isinstance(first, Mapping) or not isinstance(settings, Mapping):
+        return  # a type error, which validation reports
+    for key in first:
+        origins.setdefault(("tenants", tenant, key), platform)
+    merged = dict(first)
+    for key, value in settings.items():
+        if key in merged:
+            problems.append(
+                Problem(
+                    join_path("tenants", tenant, key),
+                    f"written in {platform} (the platform's) and in {own}, the tenant's file",
+                    f"keep it in {platform}: the tenant file holds what the platform's files leave to the tenant",
+                    file=own,
+                )
+            )
+            continue
+        merged[key] = value
+        origins[("tenants", tenant, key)] = own
+    section[tenant] = merged
+
+
 def _unset(value: Any) -> bool:
     """`{}` is how Pulumi.yaml's defaults say "not set"."""
     return value is None or (isinstance(value, Mapping) and not value)
@@ -307,7 +351,7 @@ def _unset(value: Any) -> bool:
 def file_of(path: str, origins: Origins) -> str | None:
     """The included file a problem's key path points into, if any."""
     parts = path.replace("[", ".").split(".")
-    for key in ((parts[0], parts[1]) if len(parts) > 1 else (), (parts[0],)):
+    for key in (tuple(parts[:3]) if len(parts) > 2 else (), tuple(parts[:2]) if len(parts) > 1 else (), (parts[0],)):
         origin = origins.get(tuple(key))
         if origin is not None and origin != STACK_FILE:
             return origin

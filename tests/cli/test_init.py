@@ -35,6 +35,29 @@ def test_from_answers_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     owners = (tmp_path / ".github" / "CODEOWNERS").read_text().splitlines()
     assert "/clusters/lab/tenants/vision.yaml @your-org/vision" in owners, "the tenant team alone reviews its file"
     assert "pulumi config set --secret" in (tmp_path / "clusters" / "lab" / "README.md").read_text()
+    assert "/clusters/lab/quotas.yaml @your-org/gpu-platform" in owners, "the platform team keeps the quotas"
+
+
+def test_the_quota_stays_with_the_platform(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each tenant's share is in the platform's `quotas.yaml`; a team that raises its own share in
+    its file is refused there, naming both files."""
+    _init_and_check(
+        tmp_path, capsys, "eksprod", "--from", str(DUMPS / "eks" / "aicloud-eks-fresh.yaml"), "--preset", "aws",
+        "--tenant", "research", "--tenant", "batch",
+    )  # fmt: skip
+    folder = tmp_path / "clusters" / "eksprod"
+    quotas = yaml.safe_load((folder / "quotas.yaml").read_text())["tenants"]
+    assert quotas["research"]["queue"]["capability"] == {"nvidia.com/gpu": 672}, "every accelerator recorded"
+    assert quotas["research"]["queue"]["deserved"] == {"nvidia.com/gpu": 336}, "an equal share each"
+    research = folder / "tenants" / "research.yaml"
+    assert yaml.safe_load(research.read_text()) == {"tenants": {"research": {}}}
+    research.write_text("tenants:\n  research:\n    queue: {capability: {nvidia.com/gpu: 1000}}\n")
+    code = main(["check", "--stack", "eksprod", "--config-file", str(tmp_path / "Pulumi.eksprod.yaml")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (
+        "clusters/eksprod/tenants/research.yaml: tenants.research.queue: written in clusters/eksprod/quotas.yaml" in err
+    )
 
 
 def test_from_a_recorded_cloud_cluster_its_pools_and_fabric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -72,4 +95,4 @@ def test_it_never_overwrites_and_adds_codeowners_lines_once(tmp_path: Path, caps
     assert main(["init", "--stack", "lab", "--dir", str(tmp_path)]) == 2
     assert "exist already" in capsys.readouterr().err
     owners = (tmp_path / ".github" / "CODEOWNERS").read_text().splitlines()
-    assert len(owners) == len(set(owners)) == 2
+    assert len(owners) == len(set(owners)) == 3

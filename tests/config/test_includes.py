@@ -95,6 +95,47 @@ def test_a_yaml_error_in_an_included_file_is_labelled_as_that_file(
     assert "clusters/aicloud-b/tenants/chat.yaml: (tenant file): not valid YAML" in said and "stack file" not in said
 
 
+def _quota_in_the_platform_file(folder: Path) -> dict[str, Any]:
+    """chat's queue moved from its tenant file to the stack file, the platform's: returns it."""
+    chat = folder / "clusters" / "aicloud-b" / "tenants" / "chat.yaml"
+    queue: dict[str, Any] = {}
+    _edit(chat, lambda d: queue.update(d["tenants"]["chat"].pop("queue")))
+    _edit(
+        folder / f"Pulumi.{STACK}.yaml",
+        lambda d: d["config"].setdefault("volcano-platform:tenants", {}).update(chat={"queue": queue}),
+    )
+    return queue
+
+
+def test_the_platform_keeps_a_tenants_quota_while_its_file_keeps_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The split layout: the quota in the platform's file, the tenant's gateway and models in its
+    own; the render is the same objects as with everything in the tenant file."""
+    folder = _project(tmp_path)
+    assert _render(folder, capsys) == (0, [])
+    whole = (folder / "out" / "resources.yaml").read_text()
+    _quota_in_the_platform_file(folder)
+    assert _render(folder, capsys) == (0, [])
+    assert (folder / "out" / "resources.yaml").read_text() == whole
+
+
+def test_a_tenant_file_cannot_write_what_the_platform_wrote_for_its_tenant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _project(tmp_path)
+    queue = _quota_in_the_platform_file(folder)
+    chat = folder / "clusters" / "aicloud-b" / "tenants" / "chat.yaml"
+    _edit(chat, lambda d: d["tenants"]["chat"].update(queue={**queue, "capability": {"nvidia.com/gpu": 512}}))
+    code, errors = _render(folder, capsys)
+    assert code == 2
+    assert errors == [
+        "clusters/aicloud-b/tenants/chat.yaml: tenants.chat.queue: written in the stack file (the platform's) and "
+        "in clusters/aicloud-b/tenants/chat.yaml, the tenant's file; keep it in the stack file: the tenant file "
+        "holds what the platform's files leave to the tenant"
+    ], errors
+
+
 def test_rules_that_span_sections_see_the_merged_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _project(tmp_path)
     search = folder / "clusters" / "aicloud-b" / "tenants" / "search.yaml"
