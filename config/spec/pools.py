@@ -18,6 +18,7 @@ from config.sections.fabric import MAX_TOPOLOGY_NODES
 from config.sections.pools import PoolConfig
 from config.sections.stack import StackConfig
 from config.spec.topology import Domain, Topology
+from config.upstream.cloud_topology import node_group_example
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 """The label GPU feature discovery sets to the GPU's product name (NVIDIA's
@@ -47,6 +48,7 @@ def resolve_pools(config: StackConfig) -> tuple[dict[str, Pool], list[Problem]]:
     pools: dict[str, Pool] = {}
     problems: list[Problem] = []
     gpu_resource = config.cluster.gpu_resource
+    preset = config.topology.preset if config.topology is not None else None
     for name, pool in config.pools.items():
         accelerator = pool.accelerator
         resource = (accelerator.resource if accelerator else None) or gpu_resource
@@ -62,7 +64,7 @@ def resolve_pools(config: StackConfig) -> tuple[dict[str, Pool], list[Problem]]:
                     join_path("pools", second, "selector"),
                     f"the selector of pool `{second}` and that of `{first}` select the same nodes "
                     "(one is contained in the other)",
-                    "give each pool a label only its nodes carry, e.g. `eks.amazonaws.com/nodegroup: <group>`",
+                    f"give each pool a label only its nodes carry, e.g. {node_group_example(preset)}",
                     got=dict(b.config.selector),
                 )
             )

@@ -102,3 +102,21 @@ PRESETS: Final[dict[str, TopologyPreset]] = {
 }
 
 PRESET_NAMES = tuple(PRESETS)
+
+
+NODE_GROUP_LABELS: Final[dict[str, str]] = {
+    "aws": "eks.amazonaws.com/nodegroup",
+    "aws-4-layer": "eks.amazonaws.com/nodegroup",
+    "gcp": "cloud.google.com/gke-nodepool",
+    "oci": "oci.oraclecloud.com/node-pool-id",
+}
+"""The label each cloud's managed node groups carry (EKS managed node groups, GKE node pools, OKE
+node pools): what a pool's selector names on that cloud."""
+
+
+def node_group_example(preset: str | None) -> str:
+    """The node-group label a fix names, in the words of the stack's cloud."""
+    label = NODE_GROUP_LABELS.get(preset or "")
+    if label is not None:
+        return f"`{label}: <group>`"
+    return "a node-group label such as `eks.amazonaws.com/nodegroup` or `cloud.google.com/gke-nodepool`"

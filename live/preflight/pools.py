@@ -15,6 +15,7 @@ from typing import Any
 from config.spec.platform import PlatformSpec
 from config.spec.pools import Pool
 from config.upstream.accelerators import product_of
+from config.upstream.cloud_topology import PRESETS, node_group_example
 from live.cluster_state import ClusterState
 from live.preflight.nodes import allocatable
 from live.preflight.report import Finding, Report, listed, object_name
@@ -35,7 +36,8 @@ def check_pools(spec: PlatformSpec, state: ClusterState, report: Report) -> None
     if not spec.pools:
         return
     found = {name: members(pool, state.nodes) for name, pool in spec.pools.items()}
-    _overlaps(found, report)
+    preset = spec.config.topology.preset if spec.config.topology is not None else None
+    _overlaps(found, preset, report)
     _outside(spec, state, found, report)
     for name, pool in spec.pools.items():
         nodes = found[name]
@@ -45,11 +47,11 @@ def check_pools(spec: PlatformSpec, state: ClusterState, report: Report) -> None
         _devices(spec, name, pool, nodes, report)
         _taints(name, pool, nodes, report)
         if spec.topology is not None and pool.config.topology is not None and pool.config.topology.shaped:
-            _shape(name, pool, nodes, spec.topology.tiers, report)
+            _shape(name, pool, nodes, spec.topology.tiers, _setter(preset), report)
     report.notes.append("pools: " + ", ".join(f"{name} {len(nodes)} node(s)" for name, nodes in found.items()))
 
 
-def _overlaps(found: dict[str, list[dict[str, Any]]], report: Report) -> None:
+def _overlaps(found: dict[str, list[dict[str, Any]]], preset: str | None, report: Report) -> None:
     pools_of: dict[str, list[str]] = defaultdict(list)
     for name, nodes in found.items():
         for node in nodes:
@@ -62,7 +64,7 @@ def _overlaps(found: dict[str, list[dict[str, Any]]], report: Report) -> None:
                 "error",
                 "pools",
                 f"{len(shared)} node(s) carry the selector labels of more than one pool: placement counts them twice",
-                "give each pool a selector label only its nodes carry (e.g. `eks.amazonaws.com/nodegroup`)",
+                f"give each pool a selector label only its nodes carry, e.g. {node_group_example(preset)}",
                 listed(shared),
             )
         )
@@ -213,7 +215,14 @@ def _taints(name: str, pool: Pool, nodes: list[dict[str, Any]], report: Report) 
         )
 
 
-def _shape(name: str, pool: Pool, nodes: list[dict[str, Any]], tiers: tuple[str, ...], report: Report) -> None:
+def _setter(preset: str | None) -> str:
+    """Who writes the tier labels, in the words of the stack's cloud or tool."""
+    return PRESETS[preset].set_by if preset in PRESETS else "the tool or provisioner that labels the nodes"
+
+
+def _shape(
+    name: str, pool: Pool, nodes: list[dict[str, Any]], tiers: tuple[str, ...], setter: str, report: Report
+) -> None:
     """A node missing a tier label, a domain with fewer nodes than declared, a tier with more
     domains than declared: each said by label values, never by instance."""
     shape = pool.config.topology
@@ -233,8 +242,7 @@ def _shape(name: str, pool: Pool, nodes: list[dict[str, Any]], tiers: tuple[str,
                 f"first one a node lacks, so a node without `{tiers[0]}` is in no HyperNode and one without a higher "
                 "tier's label only in the tiers below it; no gang whose network constraint needs the missing tier "
                 "runs there",
-                "check the provisioner that sets the labels (EKS sets them only on instance types with a network "
-                "topology), or move those nodes to a pool outside the fabric",
+                f"check what sets the labels ({setter}), or move those nodes to a pool outside the fabric",
                 listed(unlabelled),
             )
         )

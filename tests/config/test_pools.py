@@ -193,3 +193,17 @@ def test_pools_without_any_topology_are_planned_and_drawn_apart(tmp_path: Any) -
     picture = (tmp_path / "out" / "topology.svg").read_text()
     assert 'data-name="h100"' in picture and 'data-name="l40s"' in picture
     assert "No network tiers" in (tmp_path / "out" / "summary.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("preset", "label"),
+    [("aws", "`eks.amazonaws.com/nodegroup: <group>`"), ("gcp", "`cloud.google.com/gke-nodepool: <group>`")],
+)
+def test_a_fix_names_the_node_group_label_of_the_stacks_cloud(preset: str, label: str) -> None:
+    stack = _base()
+    stack["topology"]["preset"] = preset
+    stack["pools"]["l40s"]["selector"] = dict(stack["pools"]["h100"]["selector"])
+    with pytest.raises(config.ConfigError) as caught:
+        _load(stack)
+    (problem,) = [p for p in caught.value.problems if p.path == "pools.l40s.selector"]
+    assert problem.fix == f"give each pool a label only its nodes carry, e.g. {label}"
