@@ -332,6 +332,21 @@ def typed_queues(
     for name, tenant in tenants.items():
         by_type = tenant.config.queue.by_type
         children = list(tenant.children)
+        if by_type and children:
+            named = ", ".join(f"`{c}`" for c in children)
+            problems.append(
+                Problem(
+                    join_path(tenant.queue_path, "byType"),
+                    f"tenant `{name}` is the parent of {named}: a type's quota is a child queue of the tenant "
+                    "that keeps it, so here each type would be one more child beside them, sharing the parent's "
+                    "quota with them instead of dividing it by type",
+                    f"give `queue.byType` to the children ({named}) that run the work, and keep `{name}`'s "
+                    "quota per resource",
+                    got=sorted(by_type),
+                )
+            )
+            out[name] = tenant
+            continue
         for kind in by_type:
             if kind not in groups and not any(pool_type(p) == kind for p in pools.values()):
                 known = ", ".join(sorted({pool_type(p) for p in pools.values()})) or "none"

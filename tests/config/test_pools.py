@@ -11,7 +11,7 @@ import yaml
 
 import config
 from components.inference.pod_template import pod_template
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, paths_of, problems_of, stack_raw
 
 BAD = PROJECT_DIR / "tests" / "bad_configs" / "pool-model-names-unknown-pool.yaml"
 
@@ -207,3 +207,18 @@ def test_a_fix_names_the_node_group_label_of_the_stacks_cloud(preset: str, label
         _load(stack)
     (problem,) = [p for p in caught.value.problems if p.path == "pools.l40s.selector"]
     assert problem.fix == f"give each pool a label only its nodes carry, e.g. {label}"
+
+
+def test_quotas_per_type_on_a_parent_tenant_are_refused_naming_its_children() -> None:
+    """A type's quota is a child queue of the tenant that keeps it: on a parent it would be one
+    more child beside the tenants under it."""
+    raw = stack_raw("aicloud-eks")
+    search = raw["tenants"]["search"]["queue"]
+    raw["tenants"]["org"] = {
+        "namespaces": [],
+        "queue": {"capability": search["capability"], "deserved": search["deserved"], "byType": search.pop("byType")},
+    }
+    search["parent"] = "org"
+    assert "tenants.org.queue.byType" in paths_of(raw)
+    (problem,) = [p for p in problems_of(raw) if p.path == "tenants.org.queue.byType"]
+    assert "tenant `org` is the parent of `search`" in problem.message and "`search`" in problem.fix
