@@ -33,6 +33,7 @@ def check_models(spec: PlatformSpec) -> list[Problem]:
             problems += check_node_capacity(spec, view)
         problems += check_disaggregation(spec, model)
         problems += _references(spec, model)
+        problems += _one_accelerator_type_per_gang(spec, model)
         problems += check_engine_args(model)
         problems += check_vllm_release(model)
         problems += check_image_build(model)
@@ -137,6 +138,26 @@ def _parallelism(model: ModelSpec) -> list[Problem]:
             )
         )
     return problems
+
+
+def _one_accelerator_type_per_gang(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """A replica of several nodes whose pools hold different accelerators: Volcano may give one gang
+    nodes of each (the pods select any of its pools), and vLLM's tensor and pipeline ranks on
+    different devices run at the slowest one's pace, or fail where memory or kernels differ."""
+    if not model.multi_node or not model.pools or len(model.pools) < 2:
+        return []
+    types = sorted({spec.pool_types[p] for p in model.pools if p in spec.pool_types})
+    if len(types) < 2:
+        return []
+    return [
+        Problem(
+            join_path("models", model.name, "pools"),
+            f"a replica spans {model.config.nodes_per_replica} nodes, and its pools hold {len(types)} accelerator "
+            f"types ({', '.join(types)}): one gang could be given nodes of each",
+            "name pools of one accelerator type (`pools.<pool>.accelerator.type`)",
+            got=list(model.pools),
+        )
+    ]
 
 
 def _references(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:

@@ -336,6 +336,16 @@ def _ports(model: ModelSpec, path: str) -> list[Problem]:
                 got=side_channel,
             )
         )
+    if any(view.config.multi_node and view.config.ray.port == side_channel for view in model.role_views):
+        problems.append(
+            Problem(
+                join_path(path, "disaggregation", "nixl", "sideChannelPort"),
+                f"NIXL's side channel {side_channel} is also the Ray head port (`ray.port`) of a role of several "
+                "nodes, on the same leader pod",
+                "give the side channel a port of its own (default 5600)",
+                got=side_channel,
+            )
+        )
     if any(view.config.multi_node and view.config.ray.port in taken for view in model.role_views):
         problems.append(
             Problem(

@@ -17,6 +17,7 @@ from config.upstream.volcano import (
     FLOOR_NETWORK_TOPOLOGY,
     FLOOR_TIER_NAMES,
     INTEGER_PLUGIN_ARGUMENTS,
+    NODEGROUP_PLUGIN,
     PLUGIN_FLAGS,
     QUEUE_PLUGINS,
     REGISTERED_PLUGINS,
@@ -80,6 +81,17 @@ def check_scheduler(spec: PlatformSpec) -> list[Problem]:
                 join_path(BASE, "plugins", scheduler.queue_plugin),
                 "no queue plugin is enabled, so queue capabilities and shares are not enforced",
                 f"do not disable `{scheduler.queue_plugin}`",
+            )
+        )
+    if spec.node_groups and NODEGROUP_PLUGIN not in active:
+        typed = sorted(name for name, t in spec.config.tenants.items() if t.queue.by_type)
+        problems.append(
+            Problem(
+                join_path(BASE, "plugins", NODEGROUP_PLUGIN),
+                f"tenants keep quotas per accelerator type ({', '.join(typed)}), which Volcano holds only with the "
+                f"`{NODEGROUP_PLUGIN}` plugin (each type's queue to its pools' node groups): without it a type's "
+                "work runs on any type's nodes",
+                f"do not disable `{NODEGROUP_PLUGIN}`, or keep the quotas per resource (no `queue.byType`)",
             )
         )
     has_parents = any(t.parent is not None for t in spec.tenants.values())

@@ -62,8 +62,11 @@ class RoleAutoscaling(ConfigModel):
 class NixlSettings(ConfigModel):
     """NixlConnector's transport (vLLM docs/features/nixl_connector_usage.md)."""
 
-    backends: tuple[Literal["UCX", "LIBFABRIC", "GDS", "GDS_MT", "POSIX", "OBJ"], ...] = ("UCX",)
-    """NIXL backends (`kv_connector_extra_config.backends`), UCX first by default."""
+    backends: Annotated[
+        tuple[Literal["UCX", "LIBFABRIC", "GDS", "GDS_MT", "POSIX", "OBJ"], ...], Field(min_length=1)
+    ] = ("UCX",)
+    """NIXL backends (`kv_connector_extra_config.backends`), UCX first by default; at least one (with
+    none, NIXL has no way to move the KV cache and every transfer fails)."""
     side_channel_port: Port = 5600
     """`VLLM_NIXL_SIDE_CHANNEL_PORT`: where each vLLM instance meets its peers to exchange the
     KV-cache metadata (the port of data-parallel rank 0; rank r listens on port + r)."""

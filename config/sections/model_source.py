@@ -9,7 +9,7 @@ from pydantic import AfterValidator, model_validator
 
 from config.schema.base import ConfigModel, invalid
 from config.schema.names import DnsSubdomain
-from config.schema.quantity import Quantity
+from config.schema.quantity import Quantity, quantity_value
 
 
 def path_problem(path: str) -> str | None:
@@ -43,13 +43,23 @@ class ClaimTemplate(ConfigModel):
     EFS, FSx for Lustre or Filestore through its CSI driver's StorageClass)."""
 
     size: Quantity
-    """Requested capacity, e.g. `2Ti`."""
+    """Requested capacity, e.g. `2Ti`; more than zero (the API server refuses a claim that requests
+    no storage: `ValidatePersistentVolumeClaimSpec`, kubernetes pkg/apis/core/validation)."""
+
     storage_class: DnsSubdomain | None = None
     """StorageClass of the claim. Default: the cluster's default StorageClass."""
     access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"] = "ReadWriteMany"
     """How nodes mount it: every replica of a model reads the weights, so a claim that one node at a
     time can mount (`ReadWriteOnce`, `ReadWriteOncePod`) keeps a second replica on another node
     Pending (warned about)."""
+
+    @model_validator(mode="after")
+    def _some_storage(self) -> ClaimTemplate:
+        if quantity_value(self.size) <= 0:
+            raise invalid(
+                f"`size` is {self.size}: a claim must request some storage", "give the weights' size, e.g. `2Ti`"
+            )
+        return self
 
 
 class PvcVolume(ConfigModel):

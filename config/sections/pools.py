@@ -107,6 +107,21 @@ class PoolConfig(ConfigModel):
     about; models with a hard network constraint cannot run on it)."""
 
     @model_validator(mode="after")
+    def _taints_once(self) -> PoolConfig:
+        """The API server refuses a node with two taints of one key and effect (`validateNodeTaints`,
+        kubernetes pkg/apis/core/validation/validation.go)."""
+        seen = set()
+        for index, taint in enumerate(self.taints):
+            if (taint.key, taint.effect) in seen:
+                raise invalid(
+                    f"taints[{index}] repeats the key `{taint.key}` with effect `{taint.effect}`; a node's taints "
+                    "are unique by key and effect",
+                    "list each taint once",
+                )
+            seen.add((taint.key, taint.effect))
+        return self
+
+    @model_validator(mode="after")
     def _size(self) -> PoolConfig:
         scaled = self.min_nodes is not None or self.max_nodes is not None
         if self.nodes is not None and scaled:
