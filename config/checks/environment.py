@@ -12,6 +12,7 @@ from config.sections.models import SecretRef
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.upstream.accelerators import AMD_DEVICE_ENV_MUST_MATCH, AMD_DEVICE_ENV_RAY_REFUSES, AMD_RAY_NOSET_ENV
+from config.upstream.interconnects import INTERCONNECTS
 from config.upstream.versions import version_text
 from config.upstream.vllm_releases import (
     ENGINE_READY_TIMEOUT_ENV,
@@ -67,6 +68,33 @@ def check_environment(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             problems += _managed_env(spec, model, name, value, var_path)
     if model.vendor == "amd":
         problems += _amd_env(model, path)
+    problems += _interconnect_env(model, path)
+    return problems
+
+
+def _interconnect_env(model: ModelSpec, path: str) -> list[Problem]:
+    """A model that holds an interconnect's devices but sets its variables otherwise (the model's
+    `env` wins over the platform's): `FI_PROVIDER=tcp` beside EFA devices sends NCCL's traffic over
+    TCP sockets, and the devices the pod holds sit idle."""
+    problems: list[Problem] = []
+    for device in model.config.resources.devices:
+        interconnect = INTERCONNECTS.get(device)
+        if interconnect is None:
+            continue
+        for name, wanted in interconnect.env.items():
+            value = model.config.env.get(name)
+            if isinstance(value, str) and value != wanted:
+                problems.append(
+                    Problem(
+                        join_path(path, name),
+                        f"the model holds {interconnect.name} devices (`{device}`) and sets `{name}={value}` over the "
+                        f"`{wanted}` the platform sets for them: the collective library then does not use them as "
+                        f"{interconnect.name}'s documents describe (`FI_PROVIDER=tcp` leaves them idle)",
+                        f"remove it (the platform sets `{name}={wanted}`), or request no `{device}`",
+                        got=value,
+                        severity="warning",
+                    )
+                )
     return problems
 
 
