@@ -169,14 +169,15 @@ def _json(text: str) -> Any:
 
 
 def without_nulls(value: Any) -> Any:
-    """The value with every null left out, as the API server reads an object: a field set to null
-    is a field not set (`status: null` is no status). Every reader can then take a missing mapping
-    for an empty one. JSON from `kubectl get` seldom holds a null, so it is walked only when its
-    text has one."""
+    """An object with every field set to null left out, as the API server reads it: a field set to
+    null is a field not set (`status: null` is no status), so every reader can take a missing
+    mapping for an empty one. Items of lists are kept as they are (a null where an object belongs
+    is refused by the dump's shape check, naming its place). JSON from `kubectl get` seldom holds a
+    null, so it is walked only when its text has one."""
     if isinstance(value, dict):
         return {k: without_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [without_nulls(v) for v in value if v is not None]
+        return [without_nulls(v) for v in value]
     return value
 
 
@@ -202,8 +203,11 @@ def read_file(path: Path) -> ClusterState:
                 f"cluster's objects hold; write the dump with `{DUMP_COMMAND}` (it writes no aliases)"
             )
         data = _json(text) if is_json else yaml.load(text, Loader=_YAML_LOADER)
-        if not is_json or "null" in text:
-            data = without_nulls(data)
+        if isinstance(data, dict) and "items" in data and isinstance(data["items"], list):
+            if not is_json or "null" in text:
+                data = {**data, "items": [without_nulls(item) for item in data["items"]]}
+        elif not is_json or "null" in text:
+            data = without_nulls(data) if isinstance(data, (dict, list)) and "items" not in data else data
     except (ValueError, yaml.YAMLError) as error:
         raise StateError(f"{path} is neither JSON nor YAML: {one_line(str(error))}") from None
     except RecursionError:

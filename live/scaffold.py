@@ -83,7 +83,7 @@ def _shares(tenants: Sequence[str], accelerators: int, resource: str) -> dict[st
     for the platform team to change; the weight alone where the accelerators are not known."""
     if not accelerators:
         return {tenant: {"queue": {"weight": 1}} for tenant in tenants}
-    share = max(accelerators // max(len(tenants), 1), 1)
+    share = accelerators // max(len(tenants), 1)  # together never more than there are
     return {
         tenant: {"queue": {"weight": 1, "capability": {resource: accelerators}, "deserved": {resource: share}}}
         for tenant in tenants

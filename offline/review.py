@@ -138,6 +138,14 @@ def platform_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> 
         common = ("kind", "tenant", "replicas", "podsPerReplica")
         old = {**old, "models": {n: {k: m.get(k) for k in common} for n, m in old["models"].items()}}
         new = {**new, "models": {n: {k: m.get(k) for k in common} for n, m in new["models"].items()}}
+    if not any("hostnames" in t for t in old["tenants"].values()):
+        # A base rendered before tenants carried their hostnames (summary.json gained the optional
+        # field without a new version): left out, not shown as every gateway tenant changed. The
+        # Gateway's object diff shows hostnames either way.
+        new = {
+            **new,
+            "tenants": {n: {k: v for k, v in t.items() if k != "hostnames"} for n, t in new["tenants"].items()},
+        }
     changes = PlatformChanges()
     for title, key, describe in (("Models", "models", _model), ("Tenants", "tenants", _tenant)):
         rows = _rows(old[key], new[key], describe)
@@ -188,7 +196,7 @@ class Review:
 
 def review(old_dir: Path, new_dir: Path) -> Review:
     old_summary, new_summary = read_summary_data(old_dir), read_summary_data(new_dir)
-    if old_summary is None and new_summary is not None and not any(old_dir.iterdir()):
+    if old_summary is None and new_summary is not None and old_dir.is_dir() and not any(old_dir.iterdir()):
         old_summary = nothing_yet(new_summary)  # the stack is new in this change: all of it is added
     platform = platform_changes(old_summary, new_summary)
     old_providers, new_providers = load_providers(old_dir), load_providers(new_dir)

@@ -373,7 +373,7 @@ def racing(
     simulation per waiting model."""
     if len(state.nodes) + len(state.pods) > RACE_CHECK_OBJECTS:
         return {}
-    placed = [name for name in spec.models if runs(session, models[name])]
+    placed = [name for name in spec.models if runs(session, models[name]) and _tasks(session, models[name])]
     waiting = [
         name
         for name in spec.models

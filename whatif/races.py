@@ -17,17 +17,21 @@ from dataclasses import replace
 from config.platform_labels import MODEL_LABEL
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
+from whatif.workload import FINISHED, MANAGED_KEY, MANAGED_VALUE
 
 RACE_CHECKS = 4
 """Waiting models tried first, at most: each is one more simulation of the whole cluster."""
 
 
 def new_models(state: ClusterState, spec: PlatformSpec) -> set[str]:
-    """The stack's models with no pod on the cluster: the ones `up` creates."""
-    on_cluster = {
-        ((p.get("metadata") or {}).get("namespace"), ((p.get("metadata") or {}).get("labels") or {}).get(MODEL_LABEL))
-        for p in state.pods
-    }
+    """The stack's models with no pod on the cluster that the what-if counts (the platform's, not
+    finished, as `whatif.workload` reads them): the ones `up` creates."""
+    on_cluster = set()
+    for pod in state.pods:
+        metadata = pod.get("metadata") or {}
+        labels = metadata.get("labels") or {}
+        if labels.get(MANAGED_KEY) == MANAGED_VALUE and (pod.get("status") or {}).get("phase") not in FINISHED:
+            on_cluster.add((metadata.get("namespace"), labels.get(MODEL_LABEL)))
     return {name for name, model in spec.models.items() if (model.namespace, name) not in on_cluster}
 
 

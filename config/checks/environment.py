@@ -68,7 +68,8 @@ def check_environment(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             problems += _managed_env(spec, model, name, value, var_path)
     if model.vendor == "amd":
         problems += _amd_env(model, path)
-    problems += _interconnect_env(model, path)
+    for view in model.role_views or (model,):
+        problems += _interconnect_env(view, join_path(view.key_path, "env"))
     return problems
 
 
@@ -88,8 +89,8 @@ def _interconnect_env(model: ModelSpec, path: str) -> list[Problem]:
                     Problem(
                         join_path(path, name),
                         f"the model holds {interconnect.name} devices (`{device}`) and sets `{name}={value}` over the "
-                        f"`{wanted}` the platform sets for them: the collective library then does not use them as "
-                        f"{interconnect.name}'s documents describe (`FI_PROVIDER=tcp` leaves them idle)",
+                        f"`{wanted}` the platform sets for them: NCCL then does not use them as {interconnect.name}'s "
+                        "documents describe",
                         f"remove it (the platform sets `{name}={wanted}`), or request no `{device}`",
                         got=value,
                         severity="warning",

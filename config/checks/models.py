@@ -127,14 +127,19 @@ def _parallelism(model: ModelSpec) -> list[Problem]:
         sizes, product = f"{cfg.tensor_parallel} x {cfg.pipeline_parallel}", "tensorParallelSize x pipelineParallelSize"
         if dp > 1:  # vLLM runs `--data-parallel-size` copies, each over tp x pp GPUs
             sizes, product = f"{sizes} x {dp}", f"{product} x --data-parallel-size"
-        example = f"tp {cfg.resources.gpus // dp or 1}" if dp > 1 else f"tp {cfg.resources.gpus}"
+        per_copy, uneven = divmod(cfg.resources.gpus, dp)
+        example = (
+            f"(e.g. tp {per_copy} x pp {cfg.nodes_per_replica}" + (f" x dp {dp})" if dp > 1 else ")")
+            if not uneven
+            else f"({cfg.resources.gpus} GPU(s) per pod do not divide into {dp} copies)"
+        )
         problems.append(
             Problem(
                 join_path(path, "engine"),
                 f"tensor x pipeline{' x data' if dp > 1 else ''} parallel = {sizes} = "
                 f"{world}, but {'an instance' if model.serving_role else 'a replica'} has {cfg.resources.gpus} "
                 f"GPU(s) x {cfg.nodes_per_replica} node(s) = {available}",
-                f"make {product} equal GPUs per pod x {model.nodes_key} (e.g. {example} x pp {cfg.nodes_per_replica})",
+                f"make {product} equal GPUs per pod x {model.nodes_key} {example}",
             )
         )
     return problems

@@ -336,7 +336,10 @@ def _ports(model: ModelSpec, path: str) -> list[Problem]:
                 got=side_channel,
             )
         )
-    if any(view.config.multi_node and view.config.ray.port == side_channel for view in model.role_views):
+    if any(
+        view.config.multi_node and side_channel <= view.config.ray.port < side_channel + view.config.data_parallel
+        for view in model.role_views
+    ):
         problems.append(
             Problem(
                 join_path(path, "disaggregation", "nixl", "sideChannelPort"),

@@ -8,11 +8,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from config.project import PROJECT
+from config.schema.base import SCHEMA_DOCS_VARIABLE
 from config.schema.reference import reference_markdown
 from config.sections.stack import TOP_LEVEL_KEYS, StackConfig
 
@@ -125,6 +127,9 @@ def include_schema_text() -> str:
 
 
 def main() -> int:
+    if os.environ.get(SCHEMA_DOCS_VARIABLE) != "1":  # the models were built without their docstrings
+        command = [sys.executable, "-m", "config.schema", *sys.argv[1:]]
+        os.execve(sys.executable, command, {**os.environ, SCHEMA_DOCS_VARIABLE: "1"})
     SCHEMA_FILE.parent.mkdir(parents=True, exist_ok=True)
     SCHEMA_FILE.write_text(schema_text())
     INCLUDE_SCHEMA_FILE.write_text(include_schema_text())

@@ -18,12 +18,12 @@ from pydantic import AfterValidator
 from config.schema.base import invalid
 from config.upstream.lws import LWS_NAME_MAX
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 
 
 def dns_label_problem(value: str, limit: int = 63) -> str | None:
@@ -57,6 +57,8 @@ def gateway_hostname_problem(value: str) -> str | None:
     name = value.removeprefix("*.")
     if len(value) > 253:
         return f"is {len(value)} characters long, at most 253 are allowed"
+    if "*" in name:
+        return "has a wildcard that is not the whole first label; only `*.` may start a hostname"
     if not _DNS_SUBDOMAIN.match(name):
         return "must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit"
     if any(len(label) > 63 for label in name.split(".")):
@@ -96,12 +98,12 @@ _DOMAIN = (
     r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*"
 )
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_REGISTRY = re.compile(rf"^{_DOMAIN}(?::[0-9]+)?(?:/{_PATH_COMPONENT})*$")
+_REGISTRY = re.compile(rf"^{_DOMAIN}(?::[0-9]+)?(?:/{_PATH_COMPONENT})*\Z")
 _IMAGE = re.compile(
     rf"^(?:{_DOMAIN}(?::[0-9]+)?/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
-    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
+    r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?\Z"
 )
-_CHART_REPOSITORY = re.compile(rf"^(?:oci://{_DOMAIN}(?::[0-9]+)?(?:/{_PATH_COMPONENT})*|https?://[^\s/]+(?:/\S*)?)$")
+_CHART_REPOSITORY = re.compile(rf"^(?:oci://{_DOMAIN}(?::[0-9]+)?(?:/{_PATH_COMPONENT})*|https?://[^\s/]+(?:/\S*)?)\Z")
 
 
 def image_reference_problem(value: str) -> str | None:

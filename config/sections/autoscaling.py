@@ -65,22 +65,31 @@ def promql_problem(query: str) -> str | None:
     return None
 
 
-# KEDA's cron scaler reads a window's `start` and `end` with robfig/cron v3's standard parser
-# (`cron.New`: minute hour day-of-month month day-of-week, or a descriptor such as `@daily`) in the
-# zone Go's `time.LoadLocation` finds in the IANA database (keda `pkg/scalers/cron_scaler.go`).
-# croniter parses the expression and the tzdata package holds the database; where croniter takes
-# more than robfig does, the difference is refused by name (robfig `parser.go`: day-of-week 0-6, no
-# `L`, `W` or `#`, a range's start not after its end, exactly five fields).
-_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+# KEDA v2.20.2's cron scaler reads a window's `start` and `end` with robfig/cron v3's parser of five
+# fields (`cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow)`: no seconds,
+# no descriptor such as `@daily`) in the zone Go's `time.LoadLocation` finds in the IANA database
+# (keda `pkg/scalers/cron_scaler.go`). croniter parses the expression and the tzdata package holds
+# the database; where croniter takes more than robfig does, the difference is refused by name
+# (robfig `parser.go`: day of week 0-6, no `L`, `W` or `#`, a range's start not after its end).
 _CRON_FIX = "write e.g. `0 8 * * 1-5` (08:00 on weekdays)"
+_NAMES = (
+    {
+        name: n
+        for n, name in enumerate(
+            ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
+        )
+    },
+    {name: n for n, name in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))},
+)
+"""Month and day names as robfig reads them (case-insensitive), for comparing a range's ends."""
 
 
 def _cron(value: str) -> str:
     from croniter import croniter
 
     text = value.strip()
-    if text in _DESCRIPTORS or text.startswith("@every "):
-        return value
+    if text.startswith("@"):
+        raise invalid(f"`{value}` is a descriptor, which KEDA's parser of five fields does not read", _CRON_FIX)
     fields = text.split()
     if len(fields) != 5:
         raise invalid(
@@ -98,13 +107,13 @@ def _cron(value: str) -> str:
 def _beyond_keda(fields: list[str]) -> str | None:
     """What croniter takes and robfig's parser refuses, or None."""
     for index, field in enumerate(fields):
+        names = _NAMES[0] if index == 3 else _NAMES[1] if index == 4 else {}
         for part in field.split(","):
             bounds = part.split("/")[0].split("-")
-            if any(
-                "#" in b or b.upper() in ("L", "LW") or (b[:-1].isdigit() and b[-1:].upper() in "LW") for b in bounds
-            ):
+            if any(_quartz_mark(bound) for bound in bounds):
                 return f"`{part}`: `L`, `W` and `#` are not cron that KEDA reads"
-            if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit() and int(bounds[0]) > int(bounds[1]):
+            numbers = [int(b) if b.isdigit() else names.get(b.lower(), -1) for b in bounds]
+            if len(numbers) == 2 and min(numbers) >= 0 and numbers[0] > numbers[1]:
                 return f"`{part}`: a range's start is after its end"
             if index == 4 and any(b.isdigit() and int(b) > 6 for b in bounds):
                 return f"`{part}`: days of the week are 0 (Sunday) to 6"

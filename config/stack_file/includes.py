@@ -210,7 +210,8 @@ def merge_includes(raw: Mapping[str, Any], base: Path) -> Included:
                     for tenant in data.get("tenants") or {}:
                         result.tenant_files[tenant] = name
                     result.tenant_raw[name] = data
-                _merge(merged, data, name, origins, result.problems, tenant_file=kind == "tenants")
+                platform = {file for file in result.files if file not in result.tenant_raw} | {STACK_FILE}
+                _merge(merged, data, name, origins, result.problems, platform if kind == "tenants" else None)
     result.origins = origins
     return result
 
@@ -258,8 +259,10 @@ def _merge(
     name: str,
     origins: Origins,
     problems: list[Problem],
-    tenant_file: bool = False,
+    platform_files: set[str] | None = None,
 ) -> None:
+    """`data` (the sections of file `name`) merged into `merged`. For a tenant file,
+    `platform_files`: the files whose tenants it may complete (the stack file, `include.files`)."""
     for key, value in data.items():
         if key.startswith(f"{PROJECT}:") or key in NOT_IN_FILES:
             problems.append(
@@ -280,7 +283,7 @@ def _merge(
                 continue  # the stack file's own value has the wrong type; validation reports it
             for entry, settings in value.items():
                 first = origins.get((key, entry)) or (STACK_FILE if entry in section else None)
-                if first is not None and tenant_file and key == "tenants":
+                if first is not None and platform_files is not None and key == "tenants" and first in platform_files:
                     _split_tenant(section, entry, settings, (first, name), origins, problems)
                     continue
                 if first is not None:

@@ -94,9 +94,10 @@ def _outside(spec: PlatformSpec, state: ClusterState, found: dict[str, list[dict
 
 
 def _selects_nothing(name: str, pool: Pool, nodes: list[dict[str, Any]], report: Report) -> bool:
-    """A pool whose selector finds no node: an error where the pool should have nodes now (a fixed
-    size, or an autoscaled minimum above 0), with the label the selector most likely meant; for a
-    pool scaled to nothing, only where such a label exists. Returns whether it was reported."""
+    """A pool whose selector finds no node while nodes carry a label close to it: an error naming the
+    label the selector most likely meant. Without such a label, a warning where the pool should have
+    nodes now (a fixed size, an autoscaled minimum above 0: the node group may be empty for now);
+    nothing for a pool scaled to nothing. Returns whether it was reported."""
     cfg = pool.config
     expected = cfg.min_nodes if cfg.autoscaled else cfg.largest
     hints = _selector_hints(dict(cfg.selector), nodes)
@@ -105,7 +106,7 @@ def _selects_nothing(name: str, pool: Pool, nodes: list[dict[str, Any]], report:
     report.add(
         Finding(
             "pool-selects-nothing",
-            "error" if expected else "warning",
+            "error" if hints else "warning",
             f"pools.{name}.selector",
             f"no node carries every label of pool {code(name)}'s selector"
             + (f", which should find {expected} node(s) now" if expected else ""),

@@ -7,6 +7,13 @@ from typing import Any
 
 import pytest
 
+from config.schema.names import (
+    dns_label_problem,
+    dns_subdomain_problem,
+    gateway_hostname_problem,
+    image_reference_problem,
+    label_value_problem,
+)
 from config.sections.priority import PriorityClassConfig
 from config.spec.gateway import ranked_bands, wake_up_query
 from tests.conftest import load, mutate, paths_of, problems_of, stack_raw
@@ -192,3 +199,14 @@ def test_hostnames_are_gateway_api_hostnames(hostname: str, accepted: bool) -> N
         assert hostname in load(raw).gateway.hostnames["chat"]  # type: ignore[union-attr]
     else:
         assert paths_of(raw) == ["tenants.chat.gateway.hostnames[0]"]
+
+
+@pytest.mark.parametrize(
+    "problem",
+    [dns_label_problem, dns_subdomain_problem, gateway_hostname_problem, label_value_problem, image_reference_problem],
+)
+def test_a_name_with_a_trailing_newline_is_refused(problem: Any) -> None:
+    """Python's `$` matches before a final newline (a YAML block scalar leaves one); the API server's
+    patterns do not."""
+    assert problem("chat") is None
+    assert problem("chat\n") is not None

@@ -120,6 +120,31 @@ def test_the_platform_keeps_a_tenants_quota_while_its_file_keeps_the_rest(
     assert (folder / "out" / "resources.yaml").read_text() == whole
 
 
+def test_what_the_platform_writes_for_a_split_tenant_is_not_held_to_the_tenants_grant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A guarantee no tenant file may write (the default grant) is the platform's to give."""
+    folder = _project(tmp_path)
+    _quota_in_the_platform_file(folder)
+    _edit(
+        folder / f"Pulumi.{STACK}.yaml",
+        lambda d: d["config"]["volcano-platform:tenants"]["chat"]["queue"].update(guarantee={"nvidia.com/gpu": 8}),
+    )
+    assert _render(folder, capsys) == (0, [])
+
+
+def test_two_tenant_files_of_one_tenant_are_still_defined_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the platform's files may write part of a tenant whose file writes the rest."""
+    folder = _project(tmp_path)
+    (folder / "clusters" / "aicloud-b" / "tenants" / "chat-more.yaml").write_text(
+        "tenants:\n  chat:\n    namespaces: [chat-more]\n"
+    )
+    code, errors = _render(folder, capsys)
+    assert code == 2 and any("tenants.chat: defined twice" in e for e in errors), errors
+
+
 def test_a_tenant_file_cannot_write_what_the_platform_wrote_for_its_tenant(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -42,8 +42,7 @@ def _names(spec: PlatformSpec, path: str, grant: TenantGrant) -> Iterator[Proble
         ("parents", grant.parents, config.tenants, "a tenant of the stack"),
         ("pools", grant.pools, spec.pools, "a pool of the stack"),
     ]
-    if spec.pools:
-        known.append(("byType", grant.by_type, set(spec.pool_types.values()), "an accelerator type of the pools"))
+    known.append(("byType", grant.by_type, set(spec.pool_types.values()), "an accelerator type of the pools"))
     for field, written, names, what in known:
         allowed = sorted(names)
         for index, name in enumerate(written or ()):

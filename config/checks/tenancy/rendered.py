@@ -215,8 +215,9 @@ def _queue(scope: Scope, source: Source, grant: Grant, obj: Mapping[str, Any]) -
     spec = scope.spec
     name = str(obj["metadata"].get("name"))
     entry = next((t for t in spec.tenants.values() if t.queue_name == name), None)
-    if entry is None:
-        return
+    written = ((spec.tenant_file_text.get(source.file) or {}).get("tenants") or {}).get(source.tenant) or {}
+    if entry is None or "queue" not in written:
+        return  # the platform's files wrote the tenant's queue (a split tenant): its own, not the grant's
     queue = obj.get("spec") or {}
     kind = entry.accelerator_type
     for field_name in ("capability", "deserved", "guarantee"):
