@@ -61,23 +61,35 @@ def _busy_cluster() -> Any:
     return state_from_objects([*nodes, queue, group, *pods], "busy")
 
 
-@pytest.mark.parametrize("engine", ["model", "volcano"])
-def test_models_that_fit_the_quota_alone_wait_rather_than_never(render_raw: Any, engine: str) -> None:
-    answer: Any = predict
+def answer_of(engine: str) -> Any:
+    """The prediction of an engine: the model, or Volcano's code run once."""
     if engine == "volcano":
         volcano_engine()
-        answer = functools.partial(predict_with_volcano, repeat=1)
+        return functools.partial(predict_with_volcano, repeat=1)
+    return predict
+
+
+def two_models(capability: int, replicas: int) -> dict[str, Any]:
+    """The dev stack with its model replaced by `first` and `second`, each `replicas` pods of two
+    GPUs, in a team-a queue of `capability` GPUs."""
     raw = stack_raw("dev")
-    raw["tenants"]["team-a"]["queue"]["capability"] = {"nvidia.com/gpu": 6, "cpu": 64, "memory": "256Gi"}
+    queue = raw["tenants"]["team-a"]["queue"]
+    queue["capability"] = {"nvidia.com/gpu": capability, "cpu": 64, "memory": "256Gi"}
+    queue["deserved"]["nvidia.com/gpu"] = min(queue["deserved"]["nvidia.com/gpu"], capability)
     template = raw["models"].pop("qwen3-0-6b")
-    for name in ("first", "second"):  # three pods of two GPUs each: 6 of the queue's 6, on 3 nodes
+    for name in ("first", "second"):
         raw["models"][name] = {
             **template,
-            "replicas": 3,
+            "replicas": replicas,
             "serviceName": name,
             "resources": {"gpus": 2, "cpu": 4, "memory": "16Gi"},
             "engine": {**template["engine"], "tensorParallelSize": 2},
         }
-    render = render_raw(raw)
-    verdicts = {v.model: v for v in answer(_busy_cluster(), render.spec, render.rendered).verdicts}
+    return raw
+
+
+@pytest.mark.parametrize("engine", ["model", "volcano"])
+def test_models_that_fit_the_quota_alone_wait_rather_than_never(render_raw: Any, engine: str) -> None:
+    render = render_raw(two_models(capability=6, replicas=3))  # three pods each: 6 of the queue's 6, on 3 nodes
+    verdicts = {v.model: v for v in answer_of(engine)(_busy_cluster(), render.spec, render.rendered).verdicts}
     assert {name: v.verdict for name, v in verdicts.items()} == {"first": WAITS, "second": WAITS}, verdicts

@@ -4,18 +4,15 @@ places whichever it meets first, so the what-if names the race instead of one or
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
 
 from live.cluster_state import state_from_objects
-from tests.conftest import stack_raw
 from tests.e2e.stacks import dev_nodes
-from tests.whatif.test_volcano_engine import volcano_engine
-from whatif.predict import FITS, WAITS, predict
+from tests.whatif.test_never_alone import answer_of, two_models
+from whatif.predict import FITS, WAITS
 from whatif.races import RACE_CHECKS, races
-from whatif.volcano.predict import predict_with_volcano
 
 
 class _Spec:
@@ -62,25 +59,11 @@ def test_at_most_race_checks_waiting_models_are_tried() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["model", "volcano"])
 def test_two_new_models_that_do_not_both_fit_the_quota_race(render_raw: Any, engine: str) -> None:
-    answer: Any = predict
-    if engine == "volcano":
-        volcano_engine()
-        answer = functools.partial(predict_with_volcano, repeat=1)
-    raw = stack_raw("dev")
-    raw["tenants"]["team-a"]["queue"]["capability"] = {"nvidia.com/gpu": 2, "cpu": 64, "memory": "256Gi"}
-    raw["tenants"]["team-a"]["queue"]["deserved"]["nvidia.com/gpu"] = 2
-    template = raw["models"].pop("qwen3-0-6b")
-    for name in ("first", "second"):  # one pod of two GPUs each: 2 of the queue's 2
-        raw["models"][name] = {
-            **template,
-            "replicas": 1,
-            "serviceName": name,
-            "resources": {"gpus": 2, "cpu": 4, "memory": "16Gi"},
-            "engine": {**template["engine"], "tensorParallelSize": 2},
-        }
-    render = render_raw(raw)
+    render = render_raw(two_models(capability=2, replicas=1))  # one pod of two GPUs each: 2 of the queue's 2
     nodes = [{"apiVersion": "v1", "kind": "Node", **node} for node in dev_nodes()]
-    verdicts = {v.model: v for v in answer(state_from_objects(nodes, "empty"), render.spec, render.rendered).verdicts}
+    verdicts = {
+        v.model: v for v in answer_of(engine)(state_from_objects(nodes, "empty"), render.spec, render.rendered).verdicts
+    }
     assert sorted(v.verdict for v in verdicts.values()) == [FITS, WAITS], verdicts
     assert verdicts["first"].races == ["second"] and verdicts["second"].races == ["first"], verdicts
     waiting = next(v for v in verdicts.values() if v.verdict == WAITS)
