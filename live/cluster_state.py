@@ -203,23 +203,26 @@ def read_file(path: Path) -> ClusterState:
                 f"cluster's objects hold; write the dump with `{DUMP_COMMAND}` (it writes no aliases)"
             )
         data = _json(text) if is_json else yaml.load(text, Loader=_YAML_LOADER)
-        if isinstance(data, dict) and "items" in data and isinstance(data["items"], list):
-            if not is_json or "null" in text:
-                data = {**data, "items": [without_nulls(item) for item in data["items"]]}
-        elif not is_json or "null" in text:
-            data = without_nulls(data) if isinstance(data, (dict, list)) and "items" not in data else data
+        objects = _objects(path, data)
+        if not is_json or "null" in text:
+            objects = [without_nulls(obj) for obj in objects]
     except (ValueError, yaml.YAMLError) as error:
         raise StateError(f"{path} is neither JSON nor YAML: {one_line(str(error))}") from None
     except RecursionError:
         raise StateError(f"{path} nests values deeper than any Kubernetes object does") from None
+    return state_from_objects(objects, str(path))
+
+
+def _objects(path: Path, data: Any) -> list[Any]:
+    """The objects of a `List`, a list, or a single object."""
     if isinstance(data, dict) and "items" in data:
         if not isinstance(data["items"], list):
             raise StateError(f"{path}: items must be a list (got {describe_value(data['items'])})")
-        return state_from_objects(data["items"], str(path))
+        return data["items"]
     if isinstance(data, list):
-        return state_from_objects(data, str(path))
+        return data
     if isinstance(data, dict) and "kind" in data:
-        return state_from_objects([data], str(path))
+        return [data]
     raise StateError(f"{path} is not a Kubernetes List; write it with `{DUMP_COMMAND}`")
 
 

@@ -211,13 +211,21 @@ def _secret_object(scope: Scope, source: Source, grant: Grant, obj: Mapping[str,
         )
 
 
+def _platform_queue(spec: PlatformSpec, source: Source) -> bool:
+    """Whether the platform's files wrote the tenant's `queue` (a tenant split between them and its
+    file): the quota is then the platform's to give, not held to the tenant's grant. Any other
+    tenant's Queue is held to it, whatever key produced it."""
+    written = ((spec.tenant_file_text.get(source.file) or {}).get("tenants") or {}).get(source.tenant) or {}
+    tenant = spec.config.tenants.get(source.tenant)
+    return "queue" not in written and tenant is not None and "queue" in tenant.model_fields_set
+
+
 def _queue(scope: Scope, source: Source, grant: Grant, obj: Mapping[str, Any]) -> Iterator[Problem]:
     spec = scope.spec
     name = str(obj["metadata"].get("name"))
     entry = next((t for t in spec.tenants.values() if t.queue_name == name), None)
-    written = ((spec.tenant_file_text.get(source.file) or {}).get("tenants") or {}).get(source.tenant) or {}
-    if entry is None or "queue" not in written:
-        return  # the platform's files wrote the tenant's queue (a split tenant): its own, not the grant's
+    if entry is None or _platform_queue(spec, source):
+        return
     queue = obj.get("spec") or {}
     kind = entry.accelerator_type
     for field_name in ("capability", "deserved", "guarantee"):
