@@ -131,9 +131,10 @@ upstream: $(INSTALLED)
 	if [ -n "$$PROMETHEUS_OPERATOR" ]; then $(PY) upstream/fetch.py prometheus-operator "$$PROMETHEUS_OPERATOR"; fi
 	if [ -n "$$KEDA" ]; then $(PY) upstream/fetch.py keda "$$KEDA"; fi
 
-## upstream-generated: regenerate the Gateway API and inference extension CRDs with their own generators
-##                     at the versions upstream/generate/go.mod pins (needs Go, the Go module proxy and a
-##                     Gateway API git repository: GitHub, or GATEWAY_API_REPOSITORY=<clone or mirror>)
+## upstream-generated: regenerate the Gateway API, inference extension and Managed Service for Prometheus
+##                     CRDs with their own generators at the versions upstream/generate/ pins (needs Go, the
+##                     Go module proxy and, for Gateway API, a git repository of it: GitHub, or
+##                     GATEWAY_API_REPOSITORY=<clone or mirror>); GENERATE=<names> for some of them
 upstream-generated:
 	upstream/generate/build.sh
 

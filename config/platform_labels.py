@@ -26,10 +26,14 @@ RESERVED_PREFIXES = (
     "pod-security.kubernetes.io/",
     "volcano-platform.io/",
     "leaderworkerset.sigs.k8s.io/",
+    # GKE's device injector and multi-networking (`config.upstream.interconnects`).
+    "devices.gke.io/",
+    "networking.gke.io/",
 )
-"""Label and annotation keys the scheduler, LWS, the API server or the platform act on (the queue a
-pod is judged in, its gang, whether it may be preempted, what its namespace admits): a tenant file
-never sets one; only the platform does, with the values it derives."""
+"""Label and annotation keys the scheduler, LWS, the API server, the cloud or the platform act on
+(the queue a pod is judged in, its gang, whether it may be preempted, what its namespace admits,
+which node devices and networks its containers get): a tenant file never sets one; only the
+platform does, with the values it derives."""
 # Marks a workload whose stack config asked for seccomp Unconfined; the policy pack accepts it.
 ALLOW_UNCONFINED_ANNOTATION = "volcano-platform.io/allow-unconfined-seccomp"
 

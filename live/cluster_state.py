@@ -58,6 +58,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("pods", "Pod", "", "v1", "pods"),
     Kind("services", "Service", "", "v1", "services"),
     Kind("persistent_volume_claims", "PersistentVolumeClaim", "", "v1", "persistentvolumeclaims"),
+    Kind("storage_classes", "StorageClass", "storage.k8s.io", "v1", "storageclasses"),
     Kind("priority_classes", "PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses"),
     Kind("deployments", "Deployment", "apps", "v1", "deployments"),
     Kind("queues", "Queue", "scheduling.volcano.sh", "v1beta1", "queues"),
@@ -76,7 +77,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("header_policies", "EnvoyFilter", "networking.istio.io", "v1alpha3", "envoyfilters"),
 )
 DUMP_COMMAND = (
-    "kubectl get nodes,namespaces,pods,priorityclasses,deployments,services,persistentvolumeclaims,"
+    "kubectl get nodes,namespaces,pods,priorityclasses,deployments,services,persistentvolumeclaims,storageclasses,"
     "queues.scheduling.volcano.sh,"
     "podgroups.scheduling.volcano.sh,hypernodes.topology.volcano.sh,leaderworkersets.leaderworkerset.x-k8s.io,"
     "customresourcedefinitions -A -o json --show-managed-fields > cluster.json"
@@ -92,6 +93,8 @@ class ClusterState:
     services: list[dict[str, Any]] = field(default_factory=list)
     persistent_volume_claims: list[dict[str, Any]] = field(default_factory=list)
     """Claims, for the weight volumes models mount."""
+    storage_classes: list[dict[str, Any]] = field(default_factory=list)
+    """StorageClasses, for the access modes of the claims the stack creates."""
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     deployments: list[dict[str, Any]] = field(default_factory=list)
     queues: list[dict[str, Any]] = field(default_factory=list)
@@ -286,6 +289,7 @@ def read_cluster(kubeconfig: str | None, context: str | None) -> ClusterState:
         "persistent_volume_claims": lambda: client.CoreV1Api(
             api_client
         ).list_persistent_volume_claim_for_all_namespaces(_request_timeout=LIST_TIMEOUT),
+        "storage_classes": lambda: client.StorageV1Api(api_client).list_storage_class(_request_timeout=LIST_TIMEOUT),
         "priority_classes": lambda: client.SchedulingV1Api(api_client).list_priority_class(
             _request_timeout=LIST_TIMEOUT
         ),

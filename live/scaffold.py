@@ -90,6 +90,14 @@ def _shares(tenants: Sequence[str], accelerators: int, resource: str) -> dict[st
     }
 
 
+def _pool_grants(tenants: Sequence[str], pools: dict[str, Any]) -> dict[str, Any]:
+    """Every pool named in each tenant's grant (`tenantPolicy.tenants.<t>.pools`), so keeping a
+    team off a pool (batch off the H100s) is deleting a line of the platform's file."""
+    if not pools or not tenants:
+        return {}
+    return {"tenantPolicy": {"tenants": {tenant: {"pools": sorted(pools)} for tenant in tenants}}}
+
+
 def _running(state: ClusterState | None, name: str) -> bool:
     return state is not None and any((d.get("metadata") or {}).get("name") == name for d in state.deployments)
 
@@ -120,9 +128,14 @@ def scaffold(answers: Answers, state: ClusterState | None) -> Scaffold:
     include: dict[str, Any] = {"files": [quotas], "tenants": [f"{folder}/tenants/*.yaml"]}
     out.files[quotas] = (
         _schema_line(2, include=True)
-        + f"# Each tenant's share of {name}, kept by the platform team: a tenant's own file cannot change it\n"
-        "# (a key written here and in the tenant file is refused there).\n"
-        + dump({"tenants": _shares(answers.tenants, _accelerators(state, resource), resource)})
+        + f"# Each tenant's share of {name} and the pools its models may use, kept by the platform team: a\n"
+        "# tenant's own file cannot change them (a key written here and in the tenant file is refused there).\n"
+        + dump(
+            {
+                "tenants": _shares(answers.tenants, _accelerators(state, resource), resource),
+                **_pool_grants(answers.tenants, cluster_files.get("pools") or {}),
+            }
+        )
     )
     if cluster_files:
         include = {**include, "files": [f"{folder}/cluster.yaml", quotas]}
@@ -181,8 +194,9 @@ Written by `volcano-platform init`. `docs/operations.md` has the whole walkthrou
    (`queue.capability`, `deserved`, `byType` per GPU type), which a tenant file cannot change; each
    team writes its models (and its gateway settings) in `{folder}/tenants/<tenant>.yaml` and
    reviews that file alone (the CODEOWNERS lines `init` printed). What a tenant file may use beyond
-   the defaults (the top priority class, secrets, registries, pools) is granted in the stack
-   file's `tenantPolicy`; the program refuses the rest.
+   the defaults (the top priority class, secrets, registries) is granted in `tenantPolicy`, and
+   the pools its models may run on are listed there in `{folder}/quotas.yaml` (delete a pool to
+   keep a team off it); the program refuses the rest.
 3. Check offline: `make check STACK={name}`, `make render STACK={name}` (`out/{name}/summary.md`).
 4. Meet the cluster, read-only: `make preflight STACK={name}`, then
    `.venv/bin/volcano-platform whatif --stack {name}`.

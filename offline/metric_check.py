@@ -36,7 +36,7 @@ class Query:
 def rendered_queries(rendered: Rendered) -> Iterator[Query]:
     for obj in rendered.objects:
         manifest = obj.manifest
-        if obj.kind == "PrometheusRule":
+        if obj.kind in ("PrometheusRule", "ClusterRules"):
             for g, group in enumerate(manifest["spec"]["groups"]):
                 for r, rule in enumerate(group["rules"]):
                     name = rule.get("alert") or rule.get("record")

@@ -28,6 +28,7 @@ from config.upstream.vendored import (
     ISTIO,
     KEDA,
     LWS,
+    PROMETHEUS_ENGINE,
     PROMETHEUS_OPERATOR,
     PULUMI,
     VOLCANO,
@@ -61,10 +62,11 @@ def schema_dirs(spec: PlatformSpec) -> dict[str, Path | None]:
 
 
 def _external_schema_dirs() -> dict[str, Path | None]:
-    """prometheus-operator, KEDA, the inference extension, Gateway API and Istio: the stack renders their
-    objects but installs none of them, so it validates against the newest version vendored."""
+    """prometheus-operator, Managed Service for Prometheus, KEDA, the inference extension, Gateway API
+    and Istio: the stack renders their objects but installs none of them, so it validates against
+    the newest version vendored."""
     out: dict[str, Path | None] = {}
-    for project in (PROMETHEUS_OPERATOR, KEDA, GATEWAY_API_INFERENCE_EXTENSION, GATEWAY_API, ISTIO):
+    for project in (PROMETHEUS_OPERATOR, PROMETHEUS_ENGINE, KEDA, GATEWAY_API_INFERENCE_EXTENSION, GATEWAY_API, ISTIO):
         newest = newest_vendored(project)
         if newest is not None:
             out[f"{project} {newest[0]}"] = newest[1]
@@ -200,12 +202,32 @@ def _cel_split(text: Any, separator: Any) -> Any:
     return celtypes.ListType([celtypes.StringType(part) for part in str(text).split(str(separator))])
 
 
+def _cel_equal(left: Any, right: Any) -> Any:
+    """CEL's heterogeneous equality, as cel-go (the API server's CEL) has it: values of different
+    types are unequal, numbers compare across int, uint and double (cel-spec `langdef.md`,
+    Equality). celpy refuses the mixed case, which an int-or-string field (a port by name, checked
+    `self != 0`) reaches."""
+    from celpy import celtypes, evaluation
+
+    numbers = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+    if type(left) is not type(right) and not (isinstance(left, numbers) and isinstance(right, numbers)):
+        return celtypes.BoolType(False)
+    return evaluation.bool_eq(left, right)
+
+
+def _cel_not_equal(left: Any, right: Any) -> Any:
+    from celpy import celtypes
+
+    return celtypes.BoolType(not _cel_equal(left, right))
+
+
 @lru_cache(maxsize=256)
 def _cel_program(rule: str) -> Any:
     import celpy
 
     env = celpy.Environment()
-    return env.program(env.compile(rule), functions={"split": _cel_split})
+    functions = {"split": _cel_split, "_==_": _cel_equal, "_!=_": _cel_not_equal}
+    return env.program(env.compile(rule), functions=functions)
 
 
 def _cel_keyword(validator: Any, rules: Any, instance: Any, schema: Any) -> Iterator[Any]:

@@ -1,6 +1,6 @@
 """The CustomResourceDefinitions a sandbox serves: the vendored ones of what the stack renders
-(Volcano, LWS, the inference extension, Gateway API, monitoring, KEDA, Istio's DestinationRule),
-and schema-less ones for kinds Volcano's and LWS's processes only watch."""
+(Volcano, LWS, the inference extension, Gateway API, both monitoring backends, KEDA, Istio's
+DestinationRule), and schema-less ones for kinds Volcano's and LWS's processes only watch."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from config.upstream.vendored import (
     GATEWAY_API_INFERENCE_EXTENSION,
     ISTIO,
     KEDA,
+    PROMETHEUS_ENGINE,
     PROMETHEUS_OPERATOR,
     newest_vendored,
 )
@@ -35,8 +36,10 @@ def _newest_crds(project: str) -> Path:
 INFERENCE_EXTENSION_CRDS = _newest_crds(GATEWAY_API_INFERENCE_EXTENSION)
 GATEWAY_API_CRDS = _newest_crds(GATEWAY_API)
 # What a cluster with monitoring, autoscaling and an Istio gateway brings: prometheus-operator's
-# monitors and rules, KEDA's ScaledObject, Istio's DestinationRule (of its file of every CRD).
+# monitors and rules (or, on GKE, Managed Service for Prometheus'), KEDA's ScaledObject, Istio's
+# DestinationRule (of its file of every CRD).
 MONITORING_CRDS = _newest_crds(PROMETHEUS_OPERATOR)
+MANAGED_MONITORING_CRDS = _newest_crds(PROMETHEUS_ENGINE)
 AUTOSCALING_CRDS = _newest_crds(KEDA)
 ISTIO_CRDS = _newest_crds(ISTIO)
 ISTIO_KINDS = ("destinationrules.networking.istio.io",)
@@ -86,6 +89,7 @@ def crd_documents() -> list[dict[str, Any]]:
         INFERENCE_EXTENSION_CRDS,
         GATEWAY_API_CRDS,
         MONITORING_CRDS,
+        MANAGED_MONITORING_CRDS,
         AUTOSCALING_CRDS,
     )
     paths = sorted(path for folder in folders for path in folder.glob("*.yaml"))

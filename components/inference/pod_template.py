@@ -12,6 +12,13 @@ import math
 from typing import Any, Literal
 
 from components.inference.kv_transfer import kv_transfer_env, nixl_port, routing_sidecar
+from components.inference.network_profile import (
+    network_annotations,
+    network_daemon,
+    network_env,
+    network_mounts,
+    network_volumes,
+)
 from components.inference.vllm_command import entrypoint, leader_script, server_arguments, worker_script
 from config.platform_labels import ROLE_LABEL, SERVING_ROLE_LABEL, SLICE_LABEL, model_labels
 from config.sections.models import FieldRef, SecretRef
@@ -67,11 +74,14 @@ def _env(model: ModelSpec, role: Role) -> list[dict[str, Any]]:
     ):
         # Older releases leave it to the image; not every ROCm image sets it (`config.upstream.accelerators`).
         env.append({"name": AMD_RAY_NOSET_ENV, "value": "1"})
-    for device in cfg.resources.devices:
+    for device in model.devices:
         interconnect = INTERCONNECTS.get(device)
         for name, value in interconnect.env.items() if interconnect else ():
             if name not in cfg.env and all(e["name"] != name for e in env):
                 env.append({"name": name, "value": value})
+    for name, value in network_env(model).items():
+        if name not in cfg.env and all(e["name"] != name for e in env):
+            env.append({"name": name, "value": value})
     if model.serving_role is not None:
         env += kv_transfer_env(model)
     budget = cfg.startup.load_timeout_seconds
@@ -141,6 +151,7 @@ def container(model: ModelSpec, role: Role) -> dict[str, Any]:
         mounts.append({"name": MODEL_VOLUME, "mountPath": cfg.source.mount_path, "readOnly": True})
     for name, volume in cfg.volumes.items():
         mounts.append({"name": name, "mountPath": volume.mount_path, "readOnly": volume.read_only})
+    mounts += network_mounts(model)
     spec["volumeMounts"] = mounts
     if role != "worker":
         spec.update(_probes(model))
@@ -175,7 +186,7 @@ def _volumes(model: ModelSpec) -> list[dict[str, Any]]:
             volumes.append(
                 {"name": name, "persistentVolumeClaim": {"claimName": volume.pvc, "readOnly": volume.read_only}}
             )
-    return volumes
+    return volumes + network_volumes(model)
 
 
 def pod_annotations(model: ModelSpec) -> dict[str, str]:
@@ -190,7 +201,7 @@ def pod_annotations(model: ModelSpec) -> dict[str, str]:
         annotations[MULTUS_ANNOTATION] = json.dumps(
             [n.model_dump(by_alias=True, exclude_none=True) for n in cfg.networks], separators=(",", ":")
         )
-    return {**cfg.annotations, **annotations}
+    return {**cfg.annotations, **network_annotations(model), **annotations}
 
 
 def pod_template(model: ModelSpec, role: Role) -> dict[str, Any]:
@@ -211,8 +222,12 @@ def pod_template(model: ModelSpec, role: Role) -> dict[str, Any]:
         "containers": [container(model, role)],
         "volumes": _volumes(model),
     }
+    daemon = network_daemon(model)
+    sidecars = [daemon] if daemon is not None else []
     if model.serving_role == "decode" and role != "worker":
-        spec["initContainers"] = [routing_sidecar(model, model.api_port)]
+        sidecars.append(routing_sidecar(model, model.api_port))
+    if sidecars:
+        spec["initContainers"] = sidecars
     pull_secrets = list(cfg.image_pull_secrets)
     if model.serving_role == "decode" and model.sidecar_pull_secret not in (None, *pull_secrets):
         pull_secrets.append(str(model.sidecar_pull_secret))

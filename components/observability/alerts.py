@@ -1,4 +1,5 @@
-"""The stack's PrometheusRule (pure): alerts a platform team pages on, for its models and Volcano.
+"""The stack's PrometheusRule, or ClusterRules (pure): alerts a platform team pages on, for its
+models and Volcano.
 
 Each alert is one rule over all the models it concerns, not one rule per model, so the rule
 object stays small at hundreds of models. Selectors name the stack's models and queues
@@ -19,7 +20,7 @@ from config.sections.observability import AlertsConfig
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.upstream.inference_gateway import QUEUE_DURATION_METRIC, QUEUE_SIZE_METRIC
-from config.upstream.monitoring import MONITORING_API_VERSION
+from config.upstream.monitoring import GMP_API_VERSION, MONITORING_API_VERSION
 from config.upstream.vllm_metrics import kv_cache_usage_metric
 from config.upstream.volcano import VOLCANO_METRICS_SERVICES, VOLCANO_NAMESPACE
 
@@ -377,7 +378,10 @@ def gateway_alerts(spec: PlatformSpec) -> list[dict[str, Any]]:
     ]
 
 
-def prometheus_rule_manifest(spec: PlatformSpec) -> dict[str, Any]:
+def rules_manifest(spec: PlatformSpec) -> dict[str, Any]:
+    """The alerts as the backend takes them: a PrometheusRule beside Volcano, or a ClusterRules
+    (cluster-scoped: its rules see every namespace's series, as these select models across
+    tenants) for Managed Service for Prometheus."""
     groups = [
         {"name": name, "rules": rules}
         for name, rules in (
@@ -387,6 +391,9 @@ def prometheus_rule_manifest(spec: PlatformSpec) -> dict[str, Any]:
         )
         if rules
     ]
+    if spec.config.observability.managed:
+        metadata: dict[str, Any] = {"name": RULE_NAME, "labels": dict(MANAGED_BY)}
+        return {"apiVersion": GMP_API_VERSION, "kind": "ClusterRules", "metadata": metadata, "spec": {"groups": groups}}
     return {
         "apiVersion": MONITORING_API_VERSION,
         "kind": "PrometheusRule",

@@ -11,9 +11,9 @@ import pulumi
 
 from components.kubernetes.objects import custom_resource
 from components.kubernetes.resource import CONFIG_MAP, KubernetesResource
-from components.observability.alerts import prometheus_rule_manifest
+from components.observability.alerts import rules_manifest
 from components.observability.dashboard import dashboard_configmap
-from components.observability.monitors import pod_monitor_manifest, volcano_service_monitors
+from components.observability.monitors import pod_monitor_manifest, volcano_monitors
 from config.spec.platform import PlatformSpec
 
 
@@ -35,16 +35,17 @@ class Observability(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, depends_on=[namespaces[model.namespace]]),
             )
         if config.volcano:
-            for monitor in volcano_service_monitors(config):
+            for monitor in volcano_monitors(config):
+                kind = monitor["kind"].lower()
                 custom_resource(
-                    f"{name}-servicemonitor-{monitor['metadata']['name']}",
+                    f"{name}-{kind}-{monitor['metadata']['name']}",
                     monitor,
                     pulumi.ResourceOptions(parent=self, depends_on=[volcano]),
                 )
         if config.alerts.enabled:
             custom_resource(
                 f"{name}-rules",
-                prometheus_rule_manifest(spec),
+                rules_manifest(spec),
                 pulumi.ResourceOptions(parent=self, depends_on=[volcano]),
             )
         if config.dashboard.enabled:

@@ -15,6 +15,7 @@ from config.checks.gateway import check_gateway
 from config.checks.installs import check_images, check_installs, check_upstream_versions
 from config.checks.models import check_models
 from config.checks.names import check_names, check_resource_names
+from config.checks.network_profiles import check_network_profiles
 from config.checks.observability import check_observability
 from config.checks.queues import check_queue_capacity, check_queues
 from config.checks.scheduler import check_scheduler
@@ -38,6 +39,7 @@ CHECKS: tuple[Check, ...] = (
     check_scheduler,
     check_eviction,
     check_models,
+    check_network_profiles,
     check_resource_names,
     check_pod_security,
     check_tenant_policy,

@@ -12,7 +12,7 @@ from config.sections.models import SecretRef
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.upstream.accelerators import AMD_DEVICE_ENV_MUST_MATCH, AMD_DEVICE_ENV_RAY_REFUSES, AMD_RAY_NOSET_ENV
-from config.upstream.interconnects import INTERCONNECTS
+from config.upstream.interconnects import INTERCONNECTS, NETWORK_PROFILES
 from config.upstream.versions import version_text
 from config.upstream.vllm_releases import (
     ENGINE_READY_TIMEOUT_ENV,
@@ -74,28 +74,35 @@ def check_environment(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
 
 
 def _interconnect_env(model: ModelSpec, path: str) -> list[Problem]:
-    """A model that holds an interconnect's devices but sets its variables otherwise (the model's
+    """A model whose pods carry an interconnect's variables but sets one otherwise (the model's
     `env` wins over the platform's): `FI_PROVIDER=tcp` beside EFA devices sends NCCL's traffic over
-    TCP sockets, and the devices the pod holds sit idle."""
-    problems: list[Problem] = []
-    for device in model.config.resources.devices:
+    TCP sockets, and the devices the pod holds sit idle; another `NCCL_SOCKET_IFNAME` or
+    `LD_LIBRARY_PATH` beside GPUDirect-TCPXO loses the NCCL plugin or its NICs."""
+    wanted: dict[str, tuple[str, str, str]] = {}
+    for device in model.devices:
         interconnect = INTERCONNECTS.get(device)
         if interconnect is None:
             continue
-        for name, wanted in interconnect.env.items():
-            value = model.config.env.get(name)
-            if isinstance(value, str) and value != wanted:
-                problems.append(
-                    Problem(
-                        join_path(path, name),
-                        f"the model holds {interconnect.name} devices (`{device}`) and sets `{name}={value}` over the "
-                        f"`{wanted}` the platform sets for them: NCCL then does not use them as {interconnect.name}'s "
-                        "documents describe",
-                        f"remove it (the platform sets `{name}={wanted}`), or request no `{device}`",
-                        got=value,
-                        severity="warning",
-                    )
+        for name, value in interconnect.env.items():
+            wanted[name] = (value, f"holds {interconnect.name} devices (`{device}`)", f"or request no `{device}`")
+    if model.network is not None:
+        profile = NETWORK_PROFILES[model.network.profile]
+        for name, value in profile.env.items():
+            wanted.setdefault(name, (value, f"runs on its pools' {profile.title} network", "or run on another pool"))
+    problems: list[Problem] = []
+    for name, (value_wanted, why, other) in wanted.items():
+        given = model.config.env.get(name)
+        if isinstance(given, str) and given != value_wanted:
+            problems.append(
+                Problem(
+                    join_path(path, name),
+                    f"the model {why} and sets `{name}={given}` over the `{value_wanted}` the platform sets for it: "
+                    "NCCL then does not use the interconnect as its documents describe",
+                    f"remove it (the platform sets `{name}={value_wanted}`), {other}",
+                    got=given,
+                    severity="warning",
                 )
+            )
     return problems
 
 

@@ -152,13 +152,13 @@ def _alert_windows(spec: PlatformSpec) -> list[Problem]:
     problems: list[Problem] = []
     for field in _ALERT_WINDOWS:
         minutes = getattr(alerts, field)
-        if minutes * 60 < scrape:
+        if minutes * 60 < 2 * scrape:
             key = type(alerts).model_fields[field].alias or field
             problems.append(
                 Problem(
                     join_path("observability", "alerts", key),
-                    f"{minutes} min is shorter than the scrape interval ({scrape} s): the condition is judged on a "
-                    "single sample, so one slow or missed scrape fires the alert",
+                    f"{minutes} min is shorter than two scrape intervals ({scrape} s each): the condition is judged on "
+                    "a single sample, so one slow or missed scrape fires the alert",
                     f"hold it for at least {-(-2 * scrape // 60)} min (two scrapes), or scrape more often",
                     got=minutes,
                     severity="warning",

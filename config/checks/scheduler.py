@@ -151,10 +151,22 @@ GUARD_PLUGINS: dict[str, str] = {
     "conformance": "preempt and reclaim may evict pods of `kube-system` and pods at `system-cluster-critical` or "
     "`system-node-critical` priority (conformance.go, evictableFn), the cluster's own DNS and device plugins "
     "among them",
+    "gang": "a model's pods are no longer placed together: nothing holds a PodGroup to its minMember (gang.go: "
+    "JobValidFn, JobReadyFn), so part of a multi-node replica binds and holds its GPUs while the rest waits, "
+    "and eviction no longer spares the pods a gang needs",
+    "predicates": "pods may be bound to nodes whose taints they do not tolerate or whose labels their node "
+    "selector and affinity do not match (predicates.go: PredicateFn), which the kubelet then refuses",
 }
+QUEUE_PLUGIN_OFF = (
+    "queues stop bounding their tenants: no capability, deserved share or guarantee is held, and reclaim has no "
+    "shares to restore ({name}.go: AllocatableFn, JobEnqueueableFn, ReclaimableFn)"
+)
 
 
 def _guard_plugins_off(spec: PlatformSpec) -> list[Problem]:
+    guarded = {**GUARD_PLUGINS}
+    queue_plugin = spec.config.volcano.scheduler.queue_plugin
+    guarded[queue_plugin] = QUEUE_PLUGIN_OFF.format(name=queue_plugin)
     return [
         Problem(
             join_path(BASE, "plugins", name, "enabled"),
@@ -163,7 +175,7 @@ def _guard_plugins_off(spec: PlatformSpec) -> list[Problem]:
             got=False,
             severity="warning",
         )
-        for name, why in GUARD_PLUGINS.items()
+        for name, why in guarded.items()
         if scheduler_plugin_removed(spec, name)
     ]
 

@@ -13,6 +13,7 @@ from config.sections.models import ModelConfig
 from config.spec.model import ModelSpec
 from config.spec.platform import PlatformSpec
 from config.spec.tenancy.grants import grant_of
+from config.upstream.interconnects import NETWORK_PROFILES
 from config.upstream.kubernetes import MULTUS_ANNOTATION, PSA_LABEL_PREFIX
 from config.upstream.volcano import GROUP_NAME_ANNOTATION, PREEMPTABLE_ANNOTATION, QUEUE_ANNOTATION
 
@@ -202,6 +203,19 @@ def _beyond_baseline(path: str, cfg: ModelConfig, capabilities: tuple[str, ...])
     return found
 
 
+def _network_beyond_baseline(path: str, model: ModelSpec) -> list[tuple[str, str]]:
+    """What the pool's network profile adds to the pods that `baseline` refuses (node directories,
+    capabilities beyond its set), at the model's pools."""
+    if model.network is None:
+        return []
+    profile = NETWORK_PROFILES[model.network.profile]
+    what = [f"host path {m.host_path}" for m in profile.host_mounts]
+    what += [f"capability {c}" for c in profile.daemon_capabilities if c not in BASELINE_CAPABILITIES]
+    if not what:
+        return []
+    return [(path, f"{', '.join(what)} (its pools' `{profile.name}` network profile)")]
+
+
 def _namespace_security(spec: PlatformSpec) -> list[Problem]:
     """Every tenant's namespaces enforce its Pod Security level (`tenantPolicy...podSecurity`,
     labels the platform sets): a model whose pods the level refuses would never start, so it is
@@ -232,6 +246,7 @@ def _namespace_security(spec: PlatformSpec) -> list[Problem]:
         for view in (model, *model.role_views):
             path = join_path("models", model.name, *(("roles", view.serving_role) if view.serving_role else ()))
             reasons = _beyond_baseline(path, view.config, view.config.effective_capabilities)
+            reasons += _network_beyond_baseline(join_path("models", model.name, "pools"), view)
             if reasons:
                 needed[model.tenant] = True
             if level == "privileged":

@@ -1,22 +1,30 @@
 """`observability`: metrics, alerts and a dashboard for the models and the scheduler.
 
-Built for prometheus-operator as kube-prometheus-stack installs it (the stack does not install
-either): the operator selects monitors and rules by the label `release: <its release>`, Grafana's
-sidecar loads dashboards from ConfigMaps labelled `grafana_dashboard: "1"`. Both are settings, for
-installs that differ.
+Built for one of two collectors the stack does not install. prometheus-operator as
+kube-prometheus-stack installs it: the operator selects monitors and rules by the label
+`release: <its release>`. Or Google Cloud Managed Service for Prometheus, GKE's default: its
+managed collection scrapes every `PodMonitoring` and evaluates every `ClusterRules`, with no label
+to select them. Grafana's sidecar loads dashboards from ConfigMaps labelled `grafana_dashboard: "1"`
+with either. Each is a setting, for installs that differ.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from config.schema.base import ConfigModel, cli_float, invalid
 from config.schema.names import DnsLabel, HttpUrl, LabelKey, LabelValue, PrometheusLabelName, PrometheusLabelValue
 
 KPS_RELEASE = "kube-prometheus-stack"
+GOOGLE_MANAGED = "google-managed"
+# The query frontend of Managed Service for Prometheus as Google's guide deploys it
+# (prometheus-engine v0.17.2 `examples/frontend.yaml`): Service `frontend`, port 9090, a
+# Prometheus HTTP API over the project's data, for Grafana and KEDA.
+GMP_FRONTEND = "frontend"
+GMP_FRONTEND_PORT = 9090
 # Helm's release names (helm/helm v3 pkg/chartutil/validate_name.go, `ValidateReleaseName`): a
 # DNS-1123 subdomain of at most 53 characters (`releaseNameMaxLen`).
 _HELM_RELEASE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -78,12 +86,19 @@ class DashboardConfig(ConfigModel):
 
 class ObservabilityConfig(ConfigModel):
     enabled: bool = False
-    """Render monitors, alerts and the dashboard. Needs prometheus-operator's CRDs on the
-    cluster (kube-prometheus-stack installs them)."""
+    """Render monitors, alerts and the dashboard. Needs the backend's CRDs on the cluster
+    (kube-prometheus-stack installs prometheus-operator's; GKE's managed collection its own)."""
+    backend: Literal["prometheus-operator", "google-managed"] = "prometheus-operator"
+    """Who scrapes and alerts: `prometheus-operator` (PodMonitors, ServiceMonitors, a
+    PrometheusRule) or `google-managed`, Google Cloud Managed Service for Prometheus (a
+    PodMonitoring per model and for Volcano, one ClusterRules). Managed Service for Prometheus
+    alerts only where its rule evaluator has an Alertmanager (its `OperatorConfig`), and serves
+    queries through a query frontend the platform team deploys, which KEDA and Grafana read
+    (`prometheusUrl`)."""
     namespace: DnsLabel = "monitoring"
-    """Namespace of kube-prometheus-stack (Prometheus, Grafana). A tenant that lists it (or the
-    dashboard's namespace) among its namespaces is refused: the tenant would own the monitoring
-    stack."""
+    """Namespace of kube-prometheus-stack (Prometheus, Grafana), or with `google-managed` of
+    Grafana and the query frontend. A tenant that lists it (or the dashboard's namespace) among
+    its namespaces is refused: the tenant would own the monitoring stack."""
     release: Annotated[str, Field(min_length=1, max_length=53)] = KPS_RELEASE
     """Helm release name of kube-prometheus-stack: the default selector label and Prometheus URL
     follow from it. Refused unless it is a name Helm accepts (lower-case DNS subdomain, at most
@@ -93,7 +108,8 @@ class ObservabilityConfig(ConfigModel):
     `{release: <release>}`."""
     prometheus_url: HttpUrl | None = None
     """URL of Prometheus' HTTP API, for KEDA. Default: the Service kube-prometheus-stack creates,
-    `http://<fullname>-prometheus.<namespace>:9090`."""
+    `http://<fullname>-prometheus.<namespace>:9090`; with `google-managed` the query frontend's,
+    `http://frontend.<namespace>:9090`."""
     scrape_interval_seconds: Annotated[int, Field(ge=5, le=600)] = 30
     """How often model and scheduler metrics are scraped. Longer than a model's
     `autoscaling.pollingIntervalSeconds` is warned about (KEDA reads the same sample again)."""
@@ -114,8 +130,30 @@ class ObservabilityConfig(ConfigModel):
             )
         return value
 
+    @model_validator(mode="after")
+    def _backend_settings(self) -> ObservabilityConfig:
+        if self.backend != GOOGLE_MANAGED:
+            return self
+        for key, field_name in (("release", "release"), ("selectorLabels", "selector_labels")):
+            if field_name in self.model_fields_set:
+                raise invalid(
+                    f"`{key}` selects monitors for prometheus-operator; Managed Service for Prometheus scrapes every "
+                    "PodMonitoring and evaluates every ClusterRules, with no label to select them",
+                    f"remove `{key}`",
+                )
+        return self
+
+    @property
+    def managed(self) -> bool:
+        """Google Cloud Managed Service for Prometheus collects and alerts."""
+        return self.backend == GOOGLE_MANAGED
+
     @property
     def labels(self) -> dict[str, str]:
+        """Labels on monitors and rules that the collector selects them by (none with
+        `google-managed`)."""
+        if self.managed:
+            return {}
         return dict(self.selector_labels) if self.selector_labels is not None else {"release": self.release}
 
     @property
@@ -125,6 +163,8 @@ class ObservabilityConfig(ConfigModel):
         26 characters (the chart's `_helpers.tpl`)."""
         if self.prometheus_url is not None:
             return self.prometheus_url
+        if self.managed:
+            return f"http://{GMP_FRONTEND}.{self.namespace}:{GMP_FRONTEND_PORT}"
         fullname = self.release if KPS_RELEASE in self.release else f"{self.release}-{KPS_RELEASE}"
         fullname = fullname[:26].rstrip("-")
         return f"http://{fullname}-prometheus.{self.namespace}:9090"

@@ -15,7 +15,8 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from config.schema.base import ConfigModel, invalid
-from config.schema.names import DnsLabel, ExtendedResourceName, LabelKey, LabelValue
+from config.schema.names import DnsLabel, ExtendedResourceName, ImageReference, LabelKey, LabelValue
+from config.upstream.interconnects import NETWORK_PROFILES
 
 NodeCount = Annotated[int, Field(ge=0, le=100_000)]
 
@@ -80,6 +81,50 @@ class PoolTopology(ConfigModel):
         return bool(self.domains)
 
 
+class PoolNetwork(ConfigModel):
+    """The pool's interconnect, which the pods of every model whose replicas span its nodes
+    (`nodesPerReplica` > 1) need besides their accelerators (`config.upstream.interconnects`):
+    `gpudirect-tcpxo` (GKE A3 Mega) adds the receive-data-path daemon, GKE's multi-network and
+    device annotations, the NCCL plugin's node directories and variables, needs every GPU of a node
+    per pod and the `privileged` Pod Security level; `efa` (EKS) adds `devices` EFA interfaces per
+    pod, with their hugepages and variables, which its tenants' quotas then count."""
+
+    profile: Literal["gpudirect-tcpxo", "efa"]
+    """The interconnect: `gpudirect-tcpxo` (GKE A3 Mega's eight GPU NICs) or `efa` (AWS Elastic
+    Fabric Adapter)."""
+    interfaces: tuple[DnsLabel, ...] = ()
+    """`gpudirect-tcpxo`: the GKE `Network` of each GPU NIC, in NIC order (`eth1`...`eth8`), as the
+    cluster's `Network` objects name them, e.g. `[vpc1, ..., vpc8]`."""
+    devices: Annotated[int, Field(ge=1, le=64)] | None = None
+    """`efa`: EFA interfaces per pod (p5.48xlarge: 32)."""
+    daemon_image: ImageReference | None = None
+    """`gpudirect-tcpxo`: the daemon's image, matched to the NCCL plugin the cluster's installer
+    put on the nodes. Default: the release the platform is built against."""
+
+    @model_validator(mode="after")
+    def _fits_profile(self) -> PoolNetwork:
+        profile = NETWORK_PROFILES[self.profile]
+        if profile.interfaces and len(self.interfaces) != profile.interfaces:
+            raise invalid(
+                f"`{self.profile}` uses {profile.interfaces} GPU NICs; `interfaces` names {len(self.interfaces)}",
+                f"name the {profile.interfaces} GKE `Network`s of the GPU NICs in order (`kubectl get networks`)",
+            )
+        if len(set(self.interfaces)) != len(self.interfaces):
+            raise invalid("`interfaces` names a network twice", "each GPU NIC is on its own network")
+        if not profile.interfaces and self.interfaces:
+            raise invalid(f"`{self.profile}` attaches no extra networks", "remove `interfaces`")
+        if (profile.device is not None) != (self.devices is not None):
+            raise invalid(
+                "`devices` is given for a profile that requests none"
+                if self.devices is not None
+                else f"`{self.profile}` needs `devices`, the interfaces each pod requests",
+                "remove `devices`" if self.devices is not None else "e.g. `devices: 32` on p5.48xlarge",
+            )
+        if profile.daemon is None and self.daemon_image is not None:
+            raise invalid(f"`{self.profile}` runs no daemon", "remove `daemonImage`")
+        return self
+
+
 class PoolConfig(ConfigModel):
     """One node pool; the key is its name."""
 
@@ -102,6 +147,8 @@ class PoolConfig(ConfigModel):
     cluster (preflight looks for it), or `managed`, the cloud's own autoscaler, which runs in its
     managed control plane and is never seen in the cluster (GKE's cluster autoscaler and node
     auto-provisioning, AKS's cluster autoscaler, EKS Auto Mode)."""
+    network: PoolNetwork | None = None
+    """The interconnect multi-node models on the pool need in their pods. Unset: none added."""
     topology: PoolTopology | None = None
     """Where the pool sits on the fabric. Unset: outside any fabric (no topology, nothing to warn
     about; models with a hard network constraint cannot run on it)."""

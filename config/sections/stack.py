@@ -81,7 +81,8 @@ class StackConfig(ConfigModel):
     models: dict[ModelName, ModelConfig] = {}
     """Served models keyed by workload name."""
     observability: ObservabilityConfig = ObservabilityConfig()
-    """Metrics, alerts and a dashboard (needs prometheus-operator on the cluster)."""
+    """Metrics, alerts and a dashboard (needs prometheus-operator, or GKE's Managed Service for
+    Prometheus, on the cluster)."""
     network_policies: NetworkPoliciesConfig = NetworkPoliciesConfig()
     """NetworkPolicies in every tenant namespace: traffic from the tenant's own namespaces, the
     gateway and monitoring only; decode pods of a model with prefill and decode apart reach only

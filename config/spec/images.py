@@ -18,6 +18,7 @@ from config.upstream.inference_gateway import (
     SIDECAR_IMAGE_PATH,
     SIDECAR_IMAGE_REPOSITORY,
 )
+from config.upstream.interconnects import NETWORK_PROFILES
 from config.upstream.lws import LWS_CHART, LWS_IMAGE_PATH, LWS_IMAGE_REPOSITORY
 from config.upstream.vendored import normalize_version
 from config.upstream.volcano import (
@@ -32,6 +33,7 @@ from config.upstream.volcano import (
 
 if TYPE_CHECKING:
     from config.sections.models import ModelConfig
+    from config.sections.pools import PoolNetwork
     from config.sections.stack import StackConfig
     from config.spec.platform import PlatformSpec
 
@@ -157,6 +159,18 @@ def sidecar_image(config: StackConfig, model: ModelConfig) -> str:
     mirror = config.cluster.mirror.registry
     repository = f"{mirror}/{SIDECAR_IMAGE_PATH}" if mirror else SIDECAR_IMAGE_REPOSITORY
     return f"{repository}:v{ROUTER_VERSION}"
+
+
+def network_daemon_image(config: StackConfig, network: PoolNetwork | None) -> str | None:
+    """The daemon of a pool's network profile: the pool's image for it, else the release the
+    platform is built against, under the mirror when there is one."""
+    profile = NETWORK_PROFILES[network.profile] if network is not None else None
+    if network is None or profile is None or profile.daemon is None:
+        return None
+    if network.daemon_image is not None:
+        return network.daemon_image
+    mirror = config.cluster.mirror.registry
+    return f"{mirror}/{profile.daemon_image_path}" if mirror else profile.daemon_image
 
 
 def sidecar_pull_secret(config: StackConfig, model: ModelConfig) -> str | None:

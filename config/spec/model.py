@@ -10,7 +10,19 @@ from config.schema.quantity import format_amount, quantity_value
 from config.sections.autoscaling import AutoscalingConfig
 from config.sections.disaggregation import DisaggregationConfig, ServingRoleName
 from config.sections.models import ModelConfig, ServingRole
+from config.sections.pools import PoolNetwork
 from config.spec.gang import Gang, RoleGang, SliceGang
+from config.upstream.interconnects import NETWORK_PROFILES
+
+
+def pod_devices(config: ModelConfig, network: PoolNetwork | None) -> dict[str, int]:
+    """Devices a pod requests besides its accelerators: the model's own (`resources.devices`) and
+    its pool's network profile's, which the model's own count overrides."""
+    devices = dict(config.resources.devices)
+    device = NETWORK_PROFILES[network.profile].device if network is not None else None
+    if device is not None and network is not None and network.devices:
+        devices.setdefault(device.resource, network.devices)
+    return devices
 
 
 @dataclass(frozen=True)
@@ -61,18 +73,33 @@ class ModelSpec:
     """On decode's view: the routing sidecar's image."""
     sidecar_pull_secret: str | None = None
     """On decode's view: the entry of `registries` the sidecar's image is pulled with, if any."""
+    network: PoolNetwork | None = None
+    """The network profile of its pools its pods carry (`pools.<p>.network`): set on a model (or
+    role) whose replicas span nodes, when every pool it may run on has the same one."""
+    network_daemon_image: str | None = None
+    """The image of that profile's daemon, if it runs one."""
 
     @property
     def multi_node(self) -> bool:
         return self.config.multi_node
 
+    @property
+    def devices(self) -> dict[str, int]:
+        """Devices each pod requests besides its accelerators."""
+        return pod_devices(self.config, self.network)
+
     @cached_property
     def gang(self) -> Gang:
-        """One replica as Volcano schedules it: its pods and their requests (on decode's view with
-        the sidecar's, counted on every pod of an instance although only its first runs one)."""
+        """One replica as Volcano schedules it: its pods and their requests, with its sidecars' (on
+        decode's view the routing sidecar's, counted on every pod of an instance although only its
+        first runs one; the network profile's daemon)."""
+        requests = self.pod_requests
         if self.serving_role == "decode":
-            return Gang(self.config.nodes_per_replica, with_sidecar(self.pod_requests))
-        return Gang(self.config.nodes_per_replica, self.pod_requests)
+            requests = with_sidecar(requests, SIDECAR_REQUESTS)
+        daemon = NETWORK_PROFILES[self.network.profile].daemon_requests if self.network is not None else {}
+        if daemon:
+            requests = with_sidecar(requests, daemon)
+        return Gang(self.config.nodes_per_replica, requests)
 
     @property
     def queue_tenant(self) -> str:
@@ -229,10 +256,10 @@ SIDECAR_REQUESTS = {"cpu": "100m", "memory": "128Mi"}
 """Requests (= limits) of decode's routing sidecar: it proxies requests and holds no model."""
 
 
-def with_sidecar(requests: dict[str, str]) -> dict[str, str]:
-    """A decode pod's requests as Volcano counts them: its vLLM's and its sidecar's (a sidecar adds
-    to the pod's requests, volcano v1.15.1 pkg/scheduler/api/pod_info.go)."""
+def with_sidecar(requests: dict[str, str], sidecar: dict[str, str]) -> dict[str, str]:
+    """A pod's requests as Volcano counts them: its server's and a sidecar's (a sidecar adds to the
+    pod's requests, volcano v1.15.1 pkg/scheduler/api/pod_info.go)."""
     total = dict(requests)
-    for resource, amount in SIDECAR_REQUESTS.items():
+    for resource, amount in sidecar.items():
         total[resource] = format_amount(quantity_value(total.get(resource, "0")) + quantity_value(amount))
     return total

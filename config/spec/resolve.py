@@ -12,11 +12,12 @@ from dataclasses import replace
 from config.errors import Problem, join_path
 from config.sections.disaggregation import SERVING_ROLES
 from config.sections.models import ModelConfig
+from config.sections.pools import PoolNetwork
 from config.sections.priority import DEFAULT_PRIORITY_CLASSES
 from config.sections.stack import StackConfig
 from config.spec.gateway import resolve_gateway
-from config.spec.images import sidecar_image, sidecar_pull_secret
-from config.spec.model import ModelSpec, role_config
+from config.spec.images import network_daemon_image, sidecar_image, sidecar_pull_secret
+from config.spec.model import ModelSpec, pod_devices, role_config
 from config.spec.platform import PlatformSpec, TenantSpec, resolve_accelerator
 from config.spec.pool_choice import model_pools, scheduling_constraints
 from config.spec.pools import Pool, pooled_topology, resolve_pools
@@ -197,12 +198,13 @@ def _resolve_model(
         vendor = vendor_of(gpu_resource)
         ray_resource = vendor.ray_resource
     highest_tier = _resolve_tier(base, model, topology, problems)
-    requests = _pod_requests(model, gpu_resource)
     version = version_tuple(model.vllm_version) if model.vllm_version else image_vllm_version(model.image)
     allowed, found = model_pools(name, model, gpu_resource, pools, topology.tiers if topology else ())
     if found:
         problems += found
         return None
+    network = _network(model, allowed, pools)
+    requests = _pod_requests(model, gpu_resource, network)
     node_selector, affinity, tolerations = scheduling_constraints(model, allowed, pools)
     owner, found = type_queue(name, allowed, tenant, pools)
     if found:
@@ -228,17 +230,22 @@ def _resolve_model(
         node_selector=node_selector,
         node_affinity_terms=affinity,
         tolerations=tolerations,
+        network=network,
+        network_daemon_image=network_daemon_image(config, network),
     )
     if model.roles is None:
         return spec
     views = []
     for role in SERVING_ROLES:
         role_cfg = role_config(model, role, getattr(model.roles, role))
+        role_network = _network(role_cfg, allowed, pools)
         views.append(
             replace(
                 spec,
                 config=role_cfg,
-                pod_requests=_pod_requests(role_cfg, gpu_resource),
+                network=role_network,
+                network_daemon_image=network_daemon_image(config, role_network),
+                pod_requests=_pod_requests(role_cfg, gpu_resource, role_network),
                 highest_tier=_resolve_tier(join_path(base, "roles", role), role_cfg, topology, problems),
                 own_pod_group=True,
                 serving_role=role,
@@ -250,14 +257,25 @@ def _resolve_model(
     return replace(spec, own_pod_group=False, role_views=tuple(views))
 
 
-def _pod_requests(model: ModelConfig, gpu_resource: str) -> dict[str, str]:
-    """Requests (= limits) of one pod: CPU, memory, GPUs, devices and what their interconnects add."""
+def _network(model: ModelConfig, allowed: tuple[str, ...] | None, pools: dict[str, Pool]) -> PoolNetwork | None:
+    """The network profile a model's pods carry: its pools' one, for a model whose replicas span
+    nodes and whose pools all have the same (`check` refuses pools that differ)."""
+    if not model.multi_node or not allowed:
+        return None
+    networks = {pools[name].config.network for name in allowed if name in pools}
+    return networks.pop() if len(networks) == 1 else None
+
+
+def _pod_requests(model: ModelConfig, gpu_resource: str, network: PoolNetwork | None) -> dict[str, str]:
+    """Requests (= limits) of one pod: CPU, memory, GPUs, devices (the model's, or its pool's
+    network profile's) and what their interconnects add."""
     requests: dict[str, str] = {"cpu": model.resources.cpu, "memory": model.resources.memory}
     if model.resources.gpus:
         requests[gpu_resource] = str(model.resources.gpus)
-    for device, count in model.resources.devices.items():
+    devices = pod_devices(model, network)
+    for device, count in devices.items():
         requests[device] = str(count)
-    for device in model.resources.devices:
+    for device in devices:
         for resource, quantity in INTERCONNECTS[device].requests.items() if device in INTERCONNECTS else ():
             requests.setdefault(resource, quantity)
     return requests

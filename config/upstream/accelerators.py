@@ -90,6 +90,8 @@ PRODUCT_LABELS: Final[tuple[str, ...]] = (
     "cloud.google.com/gke-accelerator",
 )
 """Node labels that name a node's accelerator product, in the order they are read."""
+GKE_A3_MEGA_ACCELERATOR: Final = "nvidia-h100-mega-80gb"
+"""GKE's accelerator type of A3 Mega (`a3-megagpu-8g`), the machine GPUDirect-TCPXO runs on."""
 
 
 def product_of(labels: dict[str, str]) -> tuple[str, str] | None:

@@ -1,11 +1,15 @@
-"""prometheus-operator (v0.93.0) and KEDA (v2.20.2), which the stack renders objects for but does
-not install, and how Prometheus client libraries name the series they expose."""
+"""prometheus-operator (v0.93.0), Managed Service for Prometheus (v0.17.2) and KEDA (v2.20.2), which
+the stack renders objects for but does not install, and how Prometheus client libraries name the
+series they expose."""
 
 from __future__ import annotations
 
 from typing import Final, Literal
 
 MONITORING_API_VERSION: Final = "monitoring.coreos.com/v1"
+GMP_API_VERSION: Final = "monitoring.googleapis.com/v1"
+"""Google Cloud Managed Service for Prometheus (prometheus-engine v0.17.2): PodMonitoring,
+ClusterRules."""
 KEDA_API_VERSION: Final = "keda.sh/v1alpha1"
 
 MetricKind = Literal["gauge", "counter", "histogram"]

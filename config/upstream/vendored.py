@@ -26,7 +26,10 @@ KEDA = "keda"
 # each project's own generator (`make upstream-generated`, upstream/generate/), not fetched.
 GATEWAY_API_INFERENCE_EXTENSION = "gateway-api-inference-extension"
 GATEWAY_API = "gateway-api"
-GENERATED = frozenset({GATEWAY_API_INFERENCE_EXTENSION, GATEWAY_API})
+# Google Cloud Managed Service for Prometheus (GKE runs it): its PodMonitoring and ClusterRules,
+# generated from its Go module by the generator its shipped CRDs name.
+PROMETHEUS_ENGINE = "prometheus-engine"
+GENERATED = frozenset({GATEWAY_API_INFERENCE_EXTENSION, GATEWAY_API, PROMETHEUS_ENGINE})
 # Istio's DestinationRule (a router behind an `istio` Gateway), not installed by the stack: copied
 # from istio/api's one file of every Istio CRD (upstream/istio-<version>/SOURCE).
 ISTIO = "istio"

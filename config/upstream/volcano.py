@@ -202,3 +202,6 @@ VOLCANO_METRICS_SERVICES: Final = {
     ),
 }
 VOLCANO_METRICS_PORT_NAME: Final = "metrics"
+VOLCANO_METRICS_PORTS: Final = {"scheduler": 8080, "controller": 8081}
+"""The ports behind those Services (chart templates `scheduler.yaml`, `controllers.yaml`): the
+containers declare none, so a pod monitor scrapes them by number."""

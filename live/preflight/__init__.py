@@ -15,11 +15,12 @@ from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from live.preflight.autoscalers import check_autoscalers
 from live.preflight.capacity import check_capacity
-from live.preflight.claims import check_claims
+from live.preflight.claims import check_claim_access_modes, check_claims
 from live.preflight.drift import check_drift
 from live.preflight.gateway import check_gateway
 from live.preflight.hypernodes import check_hypernode_parents
 from live.preflight.installs import check_installs, check_prerequisites
+from live.preflight.interconnects import check_interconnects
 from live.preflight.nodes import check_nodes, check_taints, tolerates
 from live.preflight.objects import check_existing_objects
 from live.preflight.pools import check_pools
@@ -34,9 +35,11 @@ def preflight(spec: PlatformSpec, rendered: Rendered, state: ClusterState) -> Re
     report = Report(spec.stack, state.source)
     check_nodes(spec, state, report)
     check_pools(spec, state, report)
+    check_interconnects(spec, state, report)
     check_autoscalers(spec, state, report)
     check_taints(spec, state, report)
     check_claims(spec, state, report)
+    check_claim_access_modes(spec, state, report)
     check_existing_objects(spec, rendered, state, report)
     check_drift(spec, rendered, state, report)
     check_installs(spec, rendered, state, report)

@@ -131,6 +131,7 @@ def check_installs(spec: PlatformSpec, rendered: Rendered, state: ClusterState, 
 # API groups the stack renders objects of but does not install: their CRDs must be there.
 PREREQUISITES = {
     "monitoring.coreos.com": "prometheus-operator (kube-prometheus-stack)",
+    "monitoring.googleapis.com": "Google Cloud Managed Service for Prometheus (GKE's managed collection)",
     "keda.sh": "KEDA",
     "gateway.networking.k8s.io": "Gateway API's CRDs (with the cluster's gateway implementation)",
     "inference.networking.k8s.io": "the Gateway API Inference Extension's CRDs (v1.4.0 `manifests.yaml`)",

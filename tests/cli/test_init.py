@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,110 @@ def test_it_never_overwrites_and_adds_codeowners_lines_once(tmp_path: Path, caps
     assert "exist already" in capsys.readouterr().err
     owners = (tmp_path / ".github" / "CODEOWNERS").read_text().splitlines()
     assert len(owners) == len(set(owners)) == 3
+
+
+GKE_DUMP = DUMPS / "gke" / "gke-a3-mega-fresh.yaml"
+RESEARCH_405B = """\
+models:
+  llama-405b:
+    pools: [a3-mega]
+    image: vllm/vllm-openai:v0.33.0
+    source: {hub: {id: meta-llama/Llama-3.1-405B-Instruct}}
+    priorityClass: p2-normal
+    nodesPerReplica: 2
+    resources: {gpus: 8, cpu: 96, memory: 1000Gi}
+    topology: {mode: hard, highestTier: 2}
+    engine: {tensorParallelSize: 8, pipelineParallelSize: 2}
+"""
+BATCH_ON = """\
+models:
+  summarize:
+    pools: [{pool}]
+    image: vllm/vllm-openai:v0.33.0
+    source: {{hub: {{id: Qwen/Qwen3-8B}}}}
+    priorityClass: p3-low
+    resources: {{gpus: 1, cpu: 8, memory: 32Gi}}
+"""
+
+
+def _check_gke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["check", "--stack", "gkeprod", "--config-file", str(tmp_path / "Pulumi.gkeprod.yaml")])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def test_a_gke_cluster_from_its_dump_checks_and_meets_the_cluster_cleanly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Day one on GKE: `init` from a dump of A3 Mega nodes in a compact-placement block and an L4
+    pool writes pools GKE's own labels describe; with the L4 pool scaled by GKE's autoscaler and a
+    multi-node model inside one sub-block, `check` and `preflight` find nothing; a tenant file that
+    raises its share, or moves its model onto a pool the platform keeps it off, is refused in that
+    file."""
+    _init_and_check(tmp_path, capsys, "gkeprod", "--from", str(GKE_DUMP), "--preset", "gcp",
+                    "--tenant", "research", "--tenant", "batch")  # fmt: skip
+    folder = tmp_path / "clusters" / "gkeprod"
+    cluster = yaml.safe_load((folder / "cluster.yaml").read_text())
+    a3, l4 = cluster["pools"]["a3-mega"], cluster["pools"]["l4"]
+    assert a3["selector"] == {"cloud.google.com/gke-nodepool": "a3-mega"}
+    assert a3["accelerator"] == {"count": 8, "product": "nvidia-h100-mega-80gb", "type": "h100"}
+    assert a3["topology"] == {"domains": [16, 2, 1], "nodesPerDomain": 1}, "a host is one node; a sub-block eight"
+    assert a3["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    assert l4["accelerator"]["type"] == "l4"
+    # GKE's autoscaler runs in its control plane: the platform team declares the bounds and who scales.
+    del l4["nodes"]
+    l4 |= {"minNodes": 1, "maxNodes": 8, "autoscaler": "managed"}
+    # Cross-node traffic over A3 Mega's eight GPU NICs, not the host NIC.
+    a3["network"] = {"profile": "gpudirect-tcpxo", "interfaces": [f"gpu-nic{i}" for i in range(8)]}
+    (folder / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+    quotas = yaml.safe_load((folder / "quotas.yaml").read_text())
+    assert quotas["tenantPolicy"]["tenants"]["batch"]["pools"] == ["a3-mega", "l4"], "every pool, listed to narrow"
+    quotas["tenantPolicy"]["tenants"]["batch"]["pools"] = ["l4"]
+    (folder / "quotas.yaml").write_text(yaml.safe_dump(quotas))
+    stack = yaml.safe_load((tmp_path / "Pulumi.gkeprod.yaml").read_text())
+    stack["config"] |= {
+        "volcano-platform:lws": {"install": True},
+        "volcano-platform:volcano": {"scheduler": {"eviction": "gang"}},
+    }
+    (tmp_path / "Pulumi.gkeprod.yaml").write_text(yaml.safe_dump(stack))
+    (folder / "tenants" / "research.yaml").write_text("tenants:\n  research: {}\n" + RESEARCH_405B)
+    batch = folder / "tenants" / "batch.yaml"
+    batch.write_text("tenants:\n  batch: {}\n" + BATCH_ON.format(pool="l4"))
+
+    code, out = _check_gke(tmp_path, capsys)
+    assert code == 2, "TCPXO's daemon needs more than the `baseline` level research's namespaces enforce"
+    assert "clusters/gkeprod/tenants/research.yaml: models.llama-405b.pools" in out, out
+    quotas["tenantPolicy"]["tenants"]["research"]["podSecurity"] = "privileged"
+    (folder / "quotas.yaml").write_text(yaml.safe_dump(quotas))
+    code, out = _check_gke(tmp_path, capsys)
+    assert code == 0, out
+    assert "0 error(s), 0 warning(s)" in out
+    code = main(["preflight", "--stack", "gkeprod", "--config-file", str(tmp_path / "Pulumi.gkeprod.yaml"),
+                 "--from", str(GKE_DUMP), "--json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert report["findings"] == [], "no false finding on GKE"
+    assert any("`l4` are scaled by the cloud's managed autoscaler" in note for note in report["notes"])
+    # Two A3 Mega nodes without the TCPXO plugin's installer: the 405B model's pods would fail there.
+    dump = yaml.safe_load(GKE_DUMP.read_text())
+    gone = {"nccl-tcpxo-installer-00000", "nccl-tcpxo-installer-00001"}
+    dump["items"] = [o for o in dump["items"] if o["metadata"]["name"] not in gone]
+    (tmp_path / "dump.yaml").write_text(yaml.safe_dump(dump))
+    code = main(["preflight", "--stack", "gkeprod", "--config-file", str(tmp_path / "Pulumi.gkeprod.yaml"),
+                 "--from", str(tmp_path / "dump.yaml"), "--json"])  # fmt: skip
+    (finding,) = json.loads(capsys.readouterr().out)["findings"]
+    assert (finding["check"], finding["subject"]) == ("network-plugin-missing", "pools.a3-mega.network")
+    assert code == 1 and len(finding["details"]) == 2
+
+    batch.write_text("tenants:\n  batch: {}\n" + BATCH_ON.format(pool="a3-mega"))
+    code, out = _check_gke(tmp_path, capsys)
+    assert code == 2
+    assert "clusters/gkeprod/tenants/batch.yaml: models.summarize.pools" in out, out
+    assert "tenantPolicy.tenants.batch.pools" in out
+
+    batch.write_text(
+        "tenants:\n  batch:\n    queue: {capability: {nvidia.com/gpu: 128}}\n" + BATCH_ON.format(pool="l4")
+    )
+    code, out = _check_gke(tmp_path, capsys)
+    assert code == 2
+    assert "clusters/gkeprod/tenants/batch.yaml: tenants.batch.queue: written in clusters/gkeprod/quotas.yaml" in out

@@ -120,6 +120,24 @@ CHANGES: list[tuple[str, str, str, Change, str]] = [
         "queue `search`, which is not tenant `chat`'s",
     ),
     (
+        "node devices through GKE's injector",
+        "Deployment",
+        "qwen3-8b",
+        lambda o: o["spec"]["template"]["metadata"]["annotations"].update(
+            {"devices.gke.io/container.vllm": "- path: /dev/nvidia0\n"}
+        ),
+        "GKE hands the pod node devices or networks",
+    ),
+    (
+        "another team's VPC through GKE's multi-networking",
+        "Deployment",
+        "qwen3-8b",
+        lambda o: o["spec"]["template"]["metadata"]["annotations"].update(
+            {"networking.gke.io/interfaces": '[{"interfaceName":"eth1","network":"search-vpc"}]'}
+        ),
+        "GKE hands the pod node devices or networks",
+    ),
+    (
         "a service account of its own making",
         "Deployment",
         "qwen3-8b",

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from offline.render import render_stack
+from sandbox.api import KubectlError
 from sandbox.cluster import LocalCluster
 from sandbox.nodes import stack_nodes
 from sandbox.pulumi_cli import PulumiStack
-from tests.conftest import PROJECT_DIR, load, stack_raw
+from tests.conftest import PROJECT_DIR, load, stack_raw, write_stack
 from tests.e2e.conftest import start_cluster
 from tests.e2e.stacks import e2e_config
 
@@ -68,3 +69,28 @@ def test_the_slices_run_and_a_change_converges_in_one_up(cluster: LocalCluster, 
     stack.up()
     assert cluster.get_json("deployment", "bge-reranker", "-n", "search")["spec"]["replicas"] == 3
     stack.preview("--refresh", "--expect-no-changes")
+
+
+def test_the_managed_prometheus_objects_are_taken_by_the_api_server(
+    cluster: LocalCluster, stack: PulumiStack, tmp_path: Path
+) -> None:
+    """`observability.backend: google-managed` on the same cluster: every PodMonitoring and the
+    ClusterRules pass the real API server's checks of the CRDs generated from Managed Service for
+    Prometheus' module (server-side dry run: their CEL rules, a port given by name among them)."""
+    import yaml
+
+    raw = stack_raw("aicloud-b")
+    raw["observability"]["backend"] = "google-managed"
+    path = write_stack(tmp_path / "Pulumi.gmp.yaml", raw)
+    objects = [
+        o.manifest
+        for o in render_stack(PROJECT_DIR, "gmp", path).rendered.objects
+        if o.kind in ("PodMonitoring", "ClusterRules")
+    ]
+    assert {o["kind"] for o in objects} == {"PodMonitoring", "ClusterRules"}
+    applied = cluster.kubectl("apply", "--dry-run=server", "-f", "-", input=yaml.safe_dump_all(objects))
+    assert applied.count("(server dry run)") == len(objects), applied
+    broken = {**objects[0], "spec": {**objects[0]["spec"], "endpoints": [{"port": 0}]}}
+    with pytest.raises(KubectlError) as refused:
+        cluster.kubectl("apply", "--dry-run=server", "-f", "-", input=yaml.safe_dump(broken))
+    assert "Port is required" in refused.value.stderr

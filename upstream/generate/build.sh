@@ -6,6 +6,11 @@
 #   gateway-api-inference-extension-<v>/crd/  InferencePool (v1), InferenceObjective (v1alpha2): the
 #       module's own pkg/generator (what its `make generate` runs last, in hack/update-codegen.sh),
 #       built from the module with the controller-tools its go.mod pins
+#   prometheus-engine-<v>/crd/  PodMonitoring, ClusterRules of Google Cloud Managed Service for
+#       Prometheus: `controller-gen crd` on the module's API types (its hack/presubmit.sh
+#       `update_crdgen`, with the license header it adds), at the controller-tools its shipped CRDs
+#       name, built in the nested module managed-prometheus/ (the API types need the module's own
+#       replaces, which a dependency's go.mod does not pass on)
 #   gateway-api-<v>/crd/  GatewayClass, Gateway, HTTPRoute, ReferenceGrant (standard channel): Gateway
 #       API's own tools/generator (its hack/update-codegen.sh), built with its own tools/go.mod and
 #       go.sum. That nested module is not served by the Go module proxy, so its source comes from a
@@ -15,6 +20,7 @@
 #
 # Each generated file is compared with the file the module ships at the same path (read only to
 # compare); SOURCE says whether they are byte-identical. Needs Go and the Go module proxy.
+# GENERATE=<names> (of: inference-extension gateway-api prometheus-engine) writes only those.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(cd "${1:-$here/..}" && pwd)
@@ -27,12 +33,19 @@ GAIE_DATE=2026-03-03
 GAIE_NOTE=("The tag was moved on GitHub after the proxy served the module: it is now commit"
   "6e787dd396f0228c31cf6fc5187a13c6b4991a0b (2026-03-19), which changes apix/config/v1alpha1 (the endpoint"
   "picker's config, no CRD) but not api/, apix/v1alpha2 or config/crd/bases (the blob ids below hold at both).")
+GMP_COMMIT=058752ec791edefba5c42486eb9237562c3f0d29  # the Go module proxy's .info of v0.17.2
+GMP_DATE=2026-01-06
 GATEWAY_API_COMMIT=e7677b70ae75d14a4448fba94870e7deea6cf0ad
 GATEWAY_API_DATE=2026-03-13
 
 GAIE_CRDS=(inference.networking.k8s.io_inferencepools inference.networking.x-k8s.io_inferenceobjectives)
+GMP_CRDS=(monitoring.googleapis.com_podmonitorings monitoring.googleapis.com_clusterrules)
 GATEWAY_API_CRDS=(gateway.networking.k8s.io_gatewayclasses gateway.networking.k8s.io_gateways
   gateway.networking.k8s.io_httproutes gateway.networking.k8s.io_referencegrants)
+
+generate=${GENERATE:-inference-extension gateway-api prometheus-engine}
+wanted() { [[ " $generate " == *" $1 "* ]]; }
+written=()
 
 export GOWORK=off GOFLAGS=-mod=readonly
 scratch=$(mktemp -d)
@@ -71,93 +84,139 @@ write_source() {
 }
 
 # --- Gateway API Inference Extension ------------------------------------------------------------
-gaie_version=$(module_version sigs.k8s.io/gateway-api-inference-extension)
-gaie_dir=$(module_dir sigs.k8s.io/gateway-api-inference-extension)
-gaie_out="$out/gateway-api-inference-extension-${gaie_version#v}"
-mkdir -p config/crd/bases controller-gen
-echo "generating GAIE $gaie_version CRDs (pkg/generator, controller-tools $(tool_version))" >&2
-go tool generator 2>&1 | sed 's/^/  /' >&2
-# The Makefile's first step, for the comparison only (its output is overwritten by pkg/generator).
-go tool controller-gen crd output:dir=./controller-gen \
-  paths=sigs.k8s.io/gateway-api-inference-extension/api/... \
-  paths=sigs.k8s.io/gateway-api-inference-extension/apix/...
-rm -rf "$gaie_out" && mkdir -p "$gaie_out/crd"
-listed=()
-results=()
-for name in "${GAIE_CRDS[@]}"; do
-  cp "config/crd/bases/$name.yaml" "$gaie_out/crd/"
-  listed+=("crd/$name.yaml|config/crd/bases/$name.yaml")
-  alone=$(compare "controller-gen/$name.yaml" "$gaie_dir/config/crd/bases/$name.yaml")
-  if [ "$alone" != byte-identical ] && cmp -s <(without_attribution "controller-gen/$name.yaml") \
-    <(without_attribution "$gaie_dir/config/crd/bases/$name.yaml"); then
-    alone="$alone, only the attribution: the same schema"
-  fi
-  results+=("  $name.yaml: $(compare "config/crd/bases/$name.yaml" "$gaie_dir/config/crd/bases/$name.yaml")" \
-    "    (\`controller-gen crd\` alone: $alone)")
-done
-cp "$gaie_dir/LICENSE" "$gaie_out/"
-listed+=("LICENSE|LICENSE")
-write_source "$gaie_out" \
-  "Generated from the Go module sigs.k8s.io/gateway-api-inference-extension $gaie_version, of" \
-  "https://github.com/kubernetes-sigs/gateway-api-inference-extension, tag $gaie_version (commit $GAIE_COMMIT, $GAIE_DATE)." \
-  "Written by upstream/generate/build.sh (\`make upstream-generated\`); check a file with \`git hash-object <file>\` against its blob id." \
-  "" \
-  "Generator: the module's own pkg/generator (\`go run ./pkg/generator\` in hack/update-codegen.sh, the last step" \
-  "of its \`make generate\`, which rewrites what \`controller-gen crd\` wrote before it), built from the module" \
-  "with sigs.k8s.io/controller-tools $(tool_version) (its go.mod's pin), reading api/v1, apix/v1alpha1 and apix/v1alpha2." \
-  "Compared with the files the module ships (the path after \`<-\`):" \
-  "${results[@]}" \
-  "\`controller-gen crd\` (the Makefile's step before; run here at the go.mod's $(tool_version), though the Makefile's" \
-  "CONTROLLER_TOOLS_VERSION still says v0.19.0) writes a leading \`---\`, the annotation" \
-  "controller-gen.kubebuilder.io/version instead of inference.networking.k8s.io/bundle-version, and no empty \`status:\`." \
-  "${GAIE_NOTE[@]}" \
-  "The stack does not install the inference extension; these are the CRDs of the InferencePools and" \
-  "InferenceObjectives it renders."
+if wanted inference-extension; then
+  gaie_version=$(module_version sigs.k8s.io/gateway-api-inference-extension)
+  gaie_dir=$(module_dir sigs.k8s.io/gateway-api-inference-extension)
+  gaie_out="$out/gateway-api-inference-extension-${gaie_version#v}"
+  mkdir -p config/crd/bases controller-gen
+  echo "generating GAIE $gaie_version CRDs (pkg/generator, controller-tools $(tool_version))" >&2
+  go tool generator 2>&1 | sed 's/^/  /' >&2
+  # The Makefile's first step, for the comparison only (its output is overwritten by pkg/generator).
+  go tool controller-gen crd output:dir=./controller-gen \
+    paths=sigs.k8s.io/gateway-api-inference-extension/api/... \
+    paths=sigs.k8s.io/gateway-api-inference-extension/apix/...
+  rm -rf "$gaie_out" && mkdir -p "$gaie_out/crd"
+  listed=()
+  results=()
+  for name in "${GAIE_CRDS[@]}"; do
+    cp "config/crd/bases/$name.yaml" "$gaie_out/crd/"
+    listed+=("crd/$name.yaml|config/crd/bases/$name.yaml")
+    alone=$(compare "controller-gen/$name.yaml" "$gaie_dir/config/crd/bases/$name.yaml")
+    if [ "$alone" != byte-identical ] && cmp -s <(without_attribution "controller-gen/$name.yaml") \
+      <(without_attribution "$gaie_dir/config/crd/bases/$name.yaml"); then
+      alone="$alone, only the attribution: the same schema"
+    fi
+    results+=("  $name.yaml: $(compare "config/crd/bases/$name.yaml" "$gaie_dir/config/crd/bases/$name.yaml")" \
+      "    (\`controller-gen crd\` alone: $alone)")
+  done
+  cp "$gaie_dir/LICENSE" "$gaie_out/"
+  listed+=("LICENSE|LICENSE")
+  write_source "$gaie_out" \
+    "Generated from the Go module sigs.k8s.io/gateway-api-inference-extension $gaie_version, of" \
+    "https://github.com/kubernetes-sigs/gateway-api-inference-extension, tag $gaie_version (commit $GAIE_COMMIT, $GAIE_DATE)." \
+    "Written by upstream/generate/build.sh (\`make upstream-generated\`); check a file with \`git hash-object <file>\` against its blob id." \
+    "" \
+    "Generator: the module's own pkg/generator (\`go run ./pkg/generator\` in hack/update-codegen.sh, the last step" \
+    "of its \`make generate\`, which rewrites what \`controller-gen crd\` wrote before it), built from the module" \
+    "with sigs.k8s.io/controller-tools $(tool_version) (its go.mod's pin), reading api/v1, apix/v1alpha1 and apix/v1alpha2." \
+    "Compared with the files the module ships (the path after \`<-\`):" \
+    "${results[@]}" \
+    "\`controller-gen crd\` (the Makefile's step before; run here at the go.mod's $(tool_version), though the Makefile's" \
+    "CONTROLLER_TOOLS_VERSION still says v0.19.0) writes a leading \`---\`, the annotation" \
+    "controller-gen.kubebuilder.io/version instead of inference.networking.k8s.io/bundle-version, and no empty \`status:\`." \
+    "${GAIE_NOTE[@]}" \
+    "The stack does not install the inference extension; these are the CRDs of the InferencePools and" \
+    "InferenceObjectives it renders."
+  chmod 644 "$gaie_out"/LICENSE "$gaie_out"/crd/*.yaml
+  written+=("$gaie_out")
+fi
 
 # --- Gateway API ---------------------------------------------------------------------------------
-gw_version=$(module_version sigs.k8s.io/gateway-api)
-gw_dir=$(module_dir sigs.k8s.io/gateway-api)
-gw_out="$out/gateway-api-${gw_version#v}"
-mkdir "$scratch/gateway-api"
-cd "$scratch/gateway-api"
-git init -q
-git fetch -q --depth 1 "$repository" "refs/tags/$gw_version"
-commit=$(git rev-parse 'FETCH_HEAD^{commit}')
-if [ "$commit" != "$GATEWAY_API_COMMIT" ]; then
-  echo "build.sh: tag $gw_version of $repository is commit $commit, not $GATEWAY_API_COMMIT" >&2
-  exit 1
+if wanted gateway-api; then
+  gw_version=$(module_version sigs.k8s.io/gateway-api)
+  gw_dir=$(module_dir sigs.k8s.io/gateway-api)
+  gw_out="$out/gateway-api-${gw_version#v}"
+  mkdir "$scratch/gateway-api"
+  cd "$scratch/gateway-api"
+  git init -q
+  git fetch -q --depth 1 "$repository" "refs/tags/$gw_version"
+  commit=$(git rev-parse 'FETCH_HEAD^{commit}')
+  if [ "$commit" != "$GATEWAY_API_COMMIT" ]; then
+    echo "build.sh: tag $gw_version of $repository is commit $commit, not $GATEWAY_API_COMMIT" >&2
+    exit 1
+  fi
+  git checkout -q FETCH_HEAD -- tools
+  cd tools
+  # tools/go.mod replaces sigs.k8s.io/gateway-api with `../`; the generator reads the module instead.
+  go mod edit -replace "sigs.k8s.io/gateway-api=$gw_dir"
+  gw_tools=$(go list -m -f '{{.Version}}' sigs.k8s.io/controller-tools)
+  mkdir -p config/crd/standard config/crd/experimental
+  echo "generating Gateway API $gw_version CRDs (tools/generator, controller-tools $gw_tools)" >&2
+  go run ./generator 2>&1 | sed -e "/ experimental /d" -e "s/^/  /" >&2
+  rm -rf "$gw_out" && mkdir -p "$gw_out/crd"
+  listed=()
+  results=()
+  for name in "${GATEWAY_API_CRDS[@]}"; do
+    cp "config/crd/standard/$name.yaml" "$gw_out/crd/"
+    listed+=("crd/$name.yaml|config/crd/standard/$name.yaml")
+    results+=("  $name.yaml: $(compare "config/crd/standard/$name.yaml" "$gw_dir/config/crd/standard/$name.yaml")")
+  done
+  cp "$gw_dir/LICENSE" "$gw_out/"
+  listed+=("LICENSE|LICENSE")
+  write_source "$gw_out" \
+    "Generated from the Go module sigs.k8s.io/gateway-api $gw_version (the version llm-d-inference-scheduler v0.7.1 requires), of" \
+    "https://github.com/kubernetes-sigs/gateway-api, tag $gw_version (commit $GATEWAY_API_COMMIT, $GATEWAY_API_DATE)." \
+    "Written by upstream/generate/build.sh (\`make upstream-generated\`); check a file with \`git hash-object <file>\` against its blob id." \
+    "" \
+    "Generator: Gateway API's own tools/generator (\`go run ./tools/generator\` in hack/update-codegen.sh), the standard" \
+    "channel, built with its own tools/go.mod and go.sum (sigs.k8s.io/controller-tools $gw_tools) from the tag's tools/" \
+    "folder (the nested module sigs.k8s.io/gateway-api/tools is not served by the Go module proxy), reading the API" \
+    "types of the module from the proxy (apis/ and apisx/; tools/go.mod's \`replace ../\` pointed at it)." \
+    "Compared with the files the module ships (the path after \`<-\`):" \
+    "${results[@]}" \
+    "The stack does not install Gateway API; these are the CRDs of the Gateways and HTTPRoutes it renders" \
+    "(GatewayClass and ReferenceGrant, which they name, beside them)."
+  chmod 644 "$gw_out"/LICENSE "$gw_out"/crd/*.yaml
+  written+=("$gw_out")
 fi
-git checkout -q FETCH_HEAD -- tools
-cd tools
-# tools/go.mod replaces sigs.k8s.io/gateway-api with `../`; the generator reads the module instead.
-go mod edit -replace "sigs.k8s.io/gateway-api=$gw_dir"
-gw_tools=$(go list -m -f '{{.Version}}' sigs.k8s.io/controller-tools)
-mkdir -p config/crd/standard config/crd/experimental
-echo "generating Gateway API $gw_version CRDs (tools/generator, controller-tools $gw_tools)" >&2
-go run ./generator 2>&1 | sed -e "/ experimental /d" -e "s/^/  /" >&2
-rm -rf "$gw_out" && mkdir -p "$gw_out/crd"
-listed=()
-results=()
-for name in "${GATEWAY_API_CRDS[@]}"; do
-  cp "config/crd/standard/$name.yaml" "$gw_out/crd/"
-  listed+=("crd/$name.yaml|config/crd/standard/$name.yaml")
-  results+=("  $name.yaml: $(compare "config/crd/standard/$name.yaml" "$gw_dir/config/crd/standard/$name.yaml")")
-done
-cp "$gw_dir/LICENSE" "$gw_out/"
-listed+=("LICENSE|LICENSE")
-write_source "$gw_out" \
-  "Generated from the Go module sigs.k8s.io/gateway-api $gw_version (the version llm-d-inference-scheduler v0.7.1 requires), of" \
-  "https://github.com/kubernetes-sigs/gateway-api, tag $gw_version (commit $GATEWAY_API_COMMIT, $GATEWAY_API_DATE)." \
-  "Written by upstream/generate/build.sh (\`make upstream-generated\`); check a file with \`git hash-object <file>\` against its blob id." \
-  "" \
-  "Generator: Gateway API's own tools/generator (\`go run ./tools/generator\` in hack/update-codegen.sh), the standard" \
-  "channel, built with its own tools/go.mod and go.sum (sigs.k8s.io/controller-tools $gw_tools) from the tag's tools/" \
-  "folder (the nested module sigs.k8s.io/gateway-api/tools is not served by the Go module proxy), reading the API" \
-  "types of the module from the proxy (apis/ and apisx/; tools/go.mod's \`replace ../\` pointed at it)." \
-  "Compared with the files the module ships (the path after \`<-\`):" \
-  "${results[@]}" \
-  "The stack does not install Gateway API; these are the CRDs of the Gateways and HTTPRoutes it renders" \
-  "(GatewayClass and ReferenceGrant, which they name, beside them)."
 
-chmod 644 "$gaie_out"/LICENSE "$gaie_out"/crd/*.yaml "$gw_out"/LICENSE "$gw_out"/crd/*.yaml
-echo "wrote $gaie_out and $gw_out" >&2
+# --- Google Cloud Managed Service for Prometheus ----------------------------------------------------
+if wanted prometheus-engine; then
+  mkdir "$scratch/managed-prometheus"
+  cp "$here/managed-prometheus/go.mod" "$here/managed-prometheus/go.sum" "$here/managed-prometheus/apis.go" \
+    "$scratch/managed-prometheus/"
+  cd "$scratch/managed-prometheus"
+  gmp_version=$(module_version github.com/GoogleCloudPlatform/prometheus-engine)
+  gmp_dir=$(module_dir github.com/GoogleCloudPlatform/prometheus-engine)
+  gmp_out="$out/prometheus-engine-${gmp_version#v}"
+  echo "generating Managed Service for Prometheus $gmp_version CRDs (controller-gen $(tool_version))" >&2
+  go tool controller-gen crd paths=github.com/GoogleCloudPlatform/prometheus-engine/pkg/operator/apis/... \
+    output:crd:dir=./crd
+  rm -rf "$gmp_out" && mkdir -p "$gmp_out/crd"
+  listed=()
+  results=()
+  for name in "${GMP_CRDS[@]}"; do
+    # hack/presubmit.sh: drop the first `---`, put the license header first.
+    { cat "$gmp_dir/hack/boilerplate.txt"; sed '0,/---/{/---/d}' "crd/$name.yaml"; } >"$gmp_out/crd/$name.yaml"
+    listed+=("crd/$name.yaml|charts/operator/crds/$name.yaml")
+    results+=("  $name.yaml: $(compare "$gmp_out/crd/$name.yaml" "$gmp_dir/charts/operator/crds/$name.yaml")")
+  done
+  cp "$gmp_dir/LICENSE" "$gmp_out/"
+  listed+=("LICENSE|LICENSE")
+  write_source "$gmp_out" \
+    "Generated from the Go module github.com/GoogleCloudPlatform/prometheus-engine $gmp_version (Google Cloud Managed Service" \
+    "for Prometheus), of https://github.com/GoogleCloudPlatform/prometheus-engine, tag $gmp_version (commit $GMP_COMMIT, $GMP_DATE)." \
+    "Written by upstream/generate/build.sh (\`make upstream-generated\`); check a file with \`git hash-object <file>\` against its blob id." \
+    "" \
+    "Generator: \`controller-gen crd\` on pkg/operator/apis/... (the module's hack/presubmit.sh \`update_crdgen\`, which then" \
+    "drops the first \`---\` and adds hack/boilerplate.txt, done here too), sigs.k8s.io/controller-tools $(tool_version)" \
+    "(the version the shipped CRDs name), built in upstream/generate/managed-prometheus/ with the module's own replaces." \
+    "Compared with the files the module ships (the path after \`<-\`):" \
+    "${results[@]}" \
+    "The stack does not install Managed Service for Prometheus (GKE runs it); these are the CRDs of the" \
+    "PodMonitorings and ClusterRules it renders with \`observability.backend: google-managed\`."
+  chmod 644 "$gmp_out"/LICENSE "$gmp_out"/crd/*.yaml
+  written+=("$gmp_out")
+fi
+
+echo "wrote ${written[*]}" >&2

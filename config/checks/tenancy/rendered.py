@@ -31,6 +31,7 @@ from config.platform_labels import (
 from config.schema.quantity import quantity_value
 from config.spec.platform import PlatformSpec
 from config.spec.tenancy.grants import Grant, ceiling, grant_of
+from config.upstream.interconnects import GKE_RESERVED_PREFIXES, NETWORK_PROFILES, profile_annotations
 from config.upstream.kubernetes import PSA_LABEL_PREFIX, PSA_MODES
 from config.upstream.volcano import GROUP_NAME_ANNOTATION, PREEMPTABLE_ANNOTATION, QUEUE_ANNOTATION
 
@@ -165,6 +166,10 @@ def _reserved(
 def _reserved_value_problem(
     scope: Scope, source: Source, grant: Grant, obj: Mapping[str, Any], key: str, value: str
 ) -> str | None:
+    if key.startswith(GKE_RESERVED_PREFIXES):
+        if value in _network_annotations(scope.spec, source.model, key):
+            return None
+        return "GKE hands the pod node devices or networks by it; the platform sets it from the pool's network profile"
     if key not in PLATFORM_KEYS:
         return "the scheduler, LWS, the API server or the platform acts on it, and a tenant file never sets it"
     namespace = obj["metadata"].get("namespace")
@@ -183,6 +188,19 @@ def _reserved_value_problem(
     if key.startswith(PSA_LABEL_PREFIX) and (obj["kind"] != "Namespace" or value != grant.pod_security):
         return f"the tenant's namespaces enforce its granted level, `{grant.pod_security}`"
     return None
+
+
+def _network_annotations(spec: PlatformSpec, model_name: str | None, key: str) -> set[str]:
+    """The values the model's pool network profile gives the annotation `key` on its pods."""
+    model = spec.models.get(model_name or "")
+    values: set[str] = set()
+    for view in (model, *model.role_views) if model is not None else ():
+        if view.network is not None:
+            profile = NETWORK_PROFILES[view.network.profile]
+            annotations = profile_annotations(profile, view.network.interfaces, view.config.resources.gpus)
+            if key in annotations:
+                values.add(annotations[key])
+    return values
 
 
 def _namespace(scope: Scope, source: Source, grant: Grant, obj: Mapping[str, Any]) -> Iterator[Problem]:

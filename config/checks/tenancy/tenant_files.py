@@ -59,8 +59,8 @@ def _reserved_keys(node: Any, path: tuple[object, ...]) -> Iterator[Problem]:
             if isinstance(key, str) and key.startswith(RESERVED_PREFIXES) and not selects and not psa:
                 yield Problem(
                     join_path(*path, key),
-                    f"`{key}` is read by the scheduler, LWS, the API server or the platform; a tenant file never "
-                    "sets it",
+                    f"`{key}` is read by the scheduler, LWS, the API server, the cloud or the platform; a tenant "
+                    "file never sets it",
                     "remove it; the platform sets these from typed settings (`tenant`, `preemptable`, `tenantPolicy`)",
                     got=key,
                 )

@@ -163,7 +163,7 @@ def device_ceilings(spec: PlatformSpec, queue_tenant: str) -> dict[str, str]:
             continue
         grant = grant_of(spec, model.tenant)
         for view in (model, *model.role_views):
-            for device in view.config.resources.devices:
+            for device in view.devices:
                 limit = ceiling(spec, grant, "capability", device)
                 if device not in written and limit is not None and limit.written:
                     out[device] = limit.text
