@@ -7,6 +7,7 @@ from decimal import Decimal
 from config.errors import Problem, join_path
 from config.schema.quantity import quantity_value
 from config.spec.model import ModelSpec
+from config.spec.placement import replicas_key
 from config.spec.platform import PlatformSpec
 from config.upstream.lws import LWS_NAME_MAX
 
@@ -27,6 +28,7 @@ def check_placement_options(spec: PlatformSpec, model: ModelSpec) -> list[Proble
         if constrained.config.topology is not None and (constrained.config.uses_lws or constrained.serving_role):
             problems += _enforceable(spec, constrained)
     problems += _peak_spill(spec, model)
+    problems += _no_spare_domain(spec, model)
     if cfg.multi_node and cfg.port == cfg.ray.port:
         problems.append(
             Problem(
@@ -99,6 +101,49 @@ def _peak_spill(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
             f"keep `maxReplicas` at {in_leaves} or below, add nodes to the leaves, or accept the spill at the peak",
             got=scaling.max_replicas,
             severity="warning",
+        )
+    ]
+
+
+def _no_spare_domain(spec: PlatformSpec, model: ModelSpec) -> list[Problem]:
+    """A hard-topology multi-node model whose replicas take every slot its pools' domains have at
+    its tier: once a node (or, with `cluster.failureMargin: domain`, a tier-1 domain) is lost, the
+    replica that ran there has no domain to be placed again in until the hardware returns. Counted
+    for the model alone, on the pools at their largest."""
+    cfg = model.config
+    margin = spec.config.cluster.failure_margin
+    if margin == "none" or spec.topology is None or not cfg.multi_node or model.highest_tier is None:
+        return []
+    if cfg.topology is None or cfg.topology.mode != "hard" or cfg.disaggregated:
+        return []
+    tier, pods, per_pod = model.highest_tier, model.gang.pods, model.gpus_per_pod
+    domains = [d for d in spec.topology.at_tier(tier) if model.pools is None or d.pool in model.pools]
+    slots = {d.name: d.pods_that_fit(per_pod) // pods for d in domains}
+    if not domains or sum(slots.values()) < cfg.planned_replicas:
+        return []  # it does not fit at all: placement says so
+    worst = 0
+    for leaf in spec.topology.at_tier(1):
+        top = leaf
+        while top.tier < tier and top.parent is not None:
+            top = spec.topology.domains[top.parent]
+        if top.name not in slots:
+            continue
+        lost = leaf.pods_that_fit(per_pod) if margin == "domain" else max(g // per_pod for g, _ in leaf.capacity)
+        worst = max(worst, slots[top.name] - (top.pods_that_fit(per_pod) - lost) // pods)
+    left = sum(slots.values()) - worst
+    if left >= cfg.planned_replicas:
+        return []
+    what = "a tier-1 domain" if margin == "domain" else "a node"
+    return [
+        Problem(
+            replicas_key(model, join_path("models", model.name)),
+            f"its {cfg.planned_replicas} replica(s) each need {pods} nodes inside one tier-{tier} domain, and its "
+            f"pools have room for {sum(slots.values())}; after losing {what} {left} remain, so the replica that ran "
+            "there waits until the hardware returns",
+            f"keep a spare: at most {left} replica(s), or more nodes in the pool's domains, or accept it with "
+            "`cluster.failureMargin: none`",
+            got=cfg.planned_replicas,
+            severity="warning" if margin is None else "error",
         )
     ]
 

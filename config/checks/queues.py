@@ -37,6 +37,7 @@ def check_queues(spec: PlatformSpec) -> list[Problem]:
             problems += _children_sum(spec, tenant)
     problems += _cluster_inventory(spec)
     problems += _type_inventory(spec)
+    problems += _failure_margin(spec)
     problems += _leaf_queues(spec)
     return problems
 
@@ -193,6 +194,64 @@ def _type_inventory(spec: PlatformSpec) -> list[Problem]:
                         severity=severity,
                     )
                 )
+    return problems
+
+
+def _failure_margin(spec: PlatformSpec) -> list[Problem]:
+    """Guarantees that no longer fit once the loss the stack plans for (`cluster.failureMargin`,
+    a node unless it says otherwise) takes its accelerators: the capacity plugin keeps reserving
+    every guarantee (v1.15.1 `capacity.go`: a queue's `realCapability` is the cluster beyond all
+    guarantees plus its own), so with less left than they add up to, some tenant's promise is
+    broken exactly when the hardware fails. Per accelerator type where the stack has pools of
+    several."""
+    margin = spec.config.cluster.failure_margin
+    if spec.topology is None or margin == "none":
+        return []
+    severity: Severity = "warning" if margin is None else "error"
+    loss = margin or "node"
+    gpu = spec.gpu_resource
+    topology = spec.topology
+    leaves = [d for d in topology.at_tier(1) if d.gpus]
+    scopes = [(None, set(spec.pools), [t for t in spec.tenants.values() if t.parent is None])]
+    kinds = sorted(set(spec.pool_types.values()))
+    for kind in kinds if len(kinds) > 1 else []:
+        pools = {name for name, of in spec.pool_types.items() if of == kind}
+        scopes.append((kind, pools, [t for t in spec.tenants.values() if t.accelerator_type == kind]))
+    problems: list[Problem] = []
+    for kind, pools, tenants in scopes:
+        shares = {
+            t.name: quantity_value(t.config.queue.guarantee[gpu]) for t in tenants if gpu in t.config.queue.guarantee
+        }
+        domains = [d for d in leaves if not pools or d.pool in pools]
+        if pools:
+            have = Decimal(sum(topology.domains[name].gpus for name in pools))
+            per_node = max(spec.pools[name].gpus_per_node for name in pools)
+        else:
+            have = Decimal(topology.total_gpus)
+            per_node = max((g for d in domains for g, _ in d.capacity), default=0)
+        if not shares or not have:
+            continue
+        if loss == "domain" and domains:
+            largest = max(domains, key=lambda d: d.gpus)
+            lost, what = Decimal(largest.gpus), f"its largest tier-1 domain (`{largest.name}`, {largest.gpus})"
+        else:
+            lost, what = Decimal(per_node), f"one node ({per_node})"
+        total = sum(shares.values(), Decimal(0))
+        if total <= have - lost:
+            continue
+        top = max(shares, key=lambda name: shares[name])
+        scope = f"`{kind}` " if kind else ""
+        problems.append(
+            Problem(
+                join_path(spec.tenants[top].queue_path, "guarantee", gpu),
+                f"the {scope}guarantees add up to {format_amount(total)} of {format_amount(have)} "
+                f"{spec.accelerator.words}; after losing {what} {format_amount(have - lost)} remain, and Volcano "
+                "keeps reserving every guarantee: a tenant's guarantee breaks when the hardware fails",
+                f"keep the guarantees within {format_amount(have - lost)} (the largest is `{top}`'s), or accept the "
+                "risk with `cluster.failureMargin: none`",
+                severity=severity,
+            )
+        )
     return problems
 
 

@@ -135,6 +135,13 @@ class ClusterConfig(ConfigModel):
     node: NodeCapacity = NodeCapacity()
     """Allocatable CPU and memory of a GPU node, to check that a pod fits one at all."""
 
+    failure_margin: Literal["none", "node", "domain"] | None = None
+    """The loss the stack must survive: the tenants' guarantees must still fit (per accelerator
+    type) once the largest node (`node`) or the largest tier-1 domain (`domain`, a leaf switch or a
+    rack) is gone, and every hard-topology multi-node model must still have a domain for each of
+    its replicas. Unset: checked for a node and warned about; `node` or `domain`: refused; `none`:
+    not checked."""
+
     accelerator: AcceleratorConfig = AcceleratorConfig()
     """The accelerator vendor behind `gpuResource` (Ray resource, device variable, naming)."""
 

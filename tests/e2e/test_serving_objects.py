@@ -90,7 +90,8 @@ def test_the_managed_prometheus_objects_are_taken_by_the_api_server(
     assert {o["kind"] for o in objects} == {"PodMonitoring", "ClusterRules"}
     applied = cluster.kubectl("apply", "--dry-run=server", "-f", "-", input=yaml.safe_dump_all(objects))
     assert applied.count("(server dry run)") == len(objects), applied
-    broken = {**objects[0], "spec": {**objects[0]["spec"], "endpoints": [{"port": 0}]}}
+    monitor = next(o for o in objects if o["kind"] == "PodMonitoring")
+    broken = {**monitor, "spec": {**monitor["spec"], "endpoints": [{"port": 0, "interval": "30s"}]}}
     with pytest.raises(KubectlError) as refused:
         cluster.kubectl("apply", "--dry-run=server", "-f", "-", input=yaml.safe_dump(broken))
     assert "Port is required" in refused.value.stderr

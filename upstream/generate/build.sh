@@ -70,6 +70,12 @@ without_attribution() {
     -e '/^status:$/,$d' "$1"
 }
 
+# finish <folder>: its files read-only for everyone but the owner, and the folder in the summary
+finish() {
+  chmod 644 "$1"/LICENSE "$1"/crd/*.yaml
+  written+=("$1")
+}
+
 # write_source <folder> <header lines...>: SOURCE with the blob id of every file of the folder
 write_source() {
   local folder=$1
@@ -127,8 +133,7 @@ if wanted inference-extension; then
     "${GAIE_NOTE[@]}" \
     "The stack does not install the inference extension; these are the CRDs of the InferencePools and" \
     "InferenceObjectives it renders."
-  chmod 644 "$gaie_out"/LICENSE "$gaie_out"/crd/*.yaml
-  written+=("$gaie_out")
+  finish "$gaie_out"
 fi
 
 # --- Gateway API ---------------------------------------------------------------------------------
@@ -176,8 +181,7 @@ if wanted gateway-api; then
     "${results[@]}" \
     "The stack does not install Gateway API; these are the CRDs of the Gateways and HTTPRoutes it renders" \
     "(GatewayClass and ReferenceGrant, which they name, beside them)."
-  chmod 644 "$gw_out"/LICENSE "$gw_out"/crd/*.yaml
-  written+=("$gw_out")
+  finish "$gw_out"
 fi
 
 # --- Google Cloud Managed Service for Prometheus ----------------------------------------------------
@@ -215,8 +219,7 @@ if wanted prometheus-engine; then
     "${results[@]}" \
     "The stack does not install Managed Service for Prometheus (GKE runs it); these are the CRDs of the" \
     "PodMonitorings and ClusterRules it renders with \`observability.backend: google-managed\`."
-  chmod 644 "$gmp_out"/LICENSE "$gmp_out"/crd/*.yaml
-  written+=("$gmp_out")
+  finish "$gmp_out"
 fi
 
 echo "wrote ${written[*]}" >&2
