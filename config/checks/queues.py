@@ -212,11 +212,13 @@ def _failure_margin(spec: PlatformSpec) -> list[Problem]:
     gpu = spec.gpu_resource
     topology = spec.topology
     leaves = [d for d in topology.at_tier(1) if d.gpus]
-    scopes = [(None, set(spec.pools), [t for t in spec.tenants.values() if t.parent is None])]
+    scopes: list[tuple[str | None, set[str], list[TenantSpec]]] = [
+        (None, set(spec.pools), [t for t in spec.tenants.values() if t.parent is None])
+    ]
     kinds = sorted(set(spec.pool_types.values()))
-    for kind in kinds if len(kinds) > 1 else []:
-        pools = {name for name, of in spec.pool_types.items() if of == kind}
-        scopes.append((kind, pools, [t for t in spec.tenants.values() if t.accelerator_type == kind]))
+    for each in kinds if len(kinds) > 1 else []:
+        of_kind = {name for name, of in spec.pool_types.items() if of == each}
+        scopes.append((each, of_kind, [t for t in spec.tenants.values() if t.accelerator_type == each]))
     problems: list[Problem] = []
     for kind, pools, tenants in scopes:
         shares = {
