@@ -1,5 +1,7 @@
 """What a pool's network profile adds to the pods of a model spanning its nodes (pure): the daemon
-beside the server, node directories, variables and annotations (`config.upstream.interconnects`).
+beside the server and the node directories (`config.upstream.interconnects`); its variables and
+annotations are the model's (`ModelSpec.interconnect_env`, `network_annotations`), which the
+checks read too.
 
 The daemon is a native sidecar (an init container that keeps running), so it is up before the
 server's collectives start and stops with the pod, as the decode pods' routing sidecar is.
@@ -10,23 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from config.spec.model import ModelSpec
-from config.upstream.interconnects import NETWORK_PROFILES, NetworkProfile, profile_annotations
+from config.upstream.interconnects import NETWORK_PROFILES, NetworkProfile
 
 
 def _profile(model: ModelSpec) -> NetworkProfile | None:
     return NETWORK_PROFILES[model.network.profile] if model.network is not None else None
-
-
-def network_annotations(model: ModelSpec) -> dict[str, str]:
-    profile = _profile(model)
-    if profile is None or model.network is None:
-        return {}
-    return profile_annotations(profile, model.network.interfaces, model.config.resources.gpus)
-
-
-def network_env(model: ModelSpec) -> dict[str, str]:
-    profile = _profile(model)
-    return dict(profile.env) if profile is not None else {}
 
 
 def network_mounts(model: ModelSpec) -> list[dict[str, Any]]:

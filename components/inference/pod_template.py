@@ -12,20 +12,13 @@ import math
 from typing import Any, Literal
 
 from components.inference.kv_transfer import kv_transfer_env, nixl_port, routing_sidecar
-from components.inference.network_profile import (
-    network_annotations,
-    network_daemon,
-    network_env,
-    network_mounts,
-    network_volumes,
-)
+from components.inference.network_profile import network_daemon, network_mounts, network_volumes
 from components.inference.vllm_command import entrypoint, leader_script, server_arguments, worker_script
 from config.platform_labels import ROLE_LABEL, SERVING_ROLE_LABEL, SLICE_LABEL, model_labels
 from config.sections.models import FieldRef, SecretRef
 from config.spec.model import ModelSpec
 from config.upstream.accelerators import AMD_RAY_NOSET_ENV
 from config.upstream.inference_gateway import ROUTER_ROLE_LABEL
-from config.upstream.interconnects import INTERCONNECTS
 from config.upstream.kubernetes import MULTUS_ANNOTATION
 from config.upstream.vllm_releases import (
     ENGINE_READY_DEFAULT_SECONDS,
@@ -74,12 +67,7 @@ def _env(model: ModelSpec, role: Role) -> list[dict[str, Any]]:
     ):
         # Older releases leave it to the image; not every ROCm image sets it (`config.upstream.accelerators`).
         env.append({"name": AMD_RAY_NOSET_ENV, "value": "1"})
-    for device in model.devices:
-        interconnect = INTERCONNECTS.get(device)
-        for name, value in interconnect.env.items() if interconnect else ():
-            if name not in cfg.env and all(e["name"] != name for e in env):
-                env.append({"name": name, "value": value})
-    for name, value in network_env(model).items():
+    for name, (value, _) in model.interconnect_env.items():
         if name not in cfg.env and all(e["name"] != name for e in env):
             env.append({"name": name, "value": value})
     if model.serving_role is not None:
@@ -201,7 +189,7 @@ def pod_annotations(model: ModelSpec) -> dict[str, str]:
         annotations[MULTUS_ANNOTATION] = json.dumps(
             [n.model_dump(by_alias=True, exclude_none=True) for n in cfg.networks], separators=(",", ":")
         )
-    return {**cfg.annotations, **network_annotations(model), **annotations}
+    return {**cfg.annotations, **model.network_annotations, **annotations}
 
 
 def pod_template(model: ModelSpec, role: Role) -> dict[str, Any]:

@@ -79,16 +79,13 @@ def _interconnect_env(model: ModelSpec, path: str) -> list[Problem]:
     TCP sockets, and the devices the pod holds sit idle; another `NCCL_SOCKET_IFNAME` or
     `LD_LIBRARY_PATH` beside GPUDirect-TCPXO loses the NCCL plugin or its NICs."""
     wanted: dict[str, tuple[str, str, str]] = {}
-    for device in model.devices:
-        interconnect = INTERCONNECTS.get(device)
-        if interconnect is None:
-            continue
-        for name, value in interconnect.env.items():
-            wanted[name] = (value, f"holds {interconnect.name} devices (`{device}`)", f"or request no `{device}`")
-    if model.network is not None:
-        profile = NETWORK_PROFILES[model.network.profile]
-        for name, value in profile.env.items():
-            wanted.setdefault(name, (value, f"runs on its pools' {profile.title} network", "or run on another pool"))
+    for name, (value, source) in model.interconnect_env.items():
+        profile = NETWORK_PROFILES.get(source)
+        if profile is not None:
+            wanted[name] = (value, f"runs on its pools' {profile.title} network", "or run on another pool")
+        else:
+            what = INTERCONNECTS[source].name
+            wanted[name] = (value, f"holds {what} devices (`{source}`)", f"or request no `{source}`")
     problems: list[Problem] = []
     for name, (value_wanted, why, other) in wanted.items():
         given = model.config.env.get(name)

@@ -12,7 +12,7 @@ from config.sections.disaggregation import DisaggregationConfig, ServingRoleName
 from config.sections.models import ModelConfig, ServingRole
 from config.sections.pools import PoolNetwork
 from config.spec.gang import Gang, RoleGang, SliceGang
-from config.upstream.interconnects import NETWORK_PROFILES
+from config.upstream.interconnects import INTERCONNECTS, NETWORK_PROFILES, profile_annotations
 
 
 def pod_devices(config: ModelConfig, network: PoolNetwork | None) -> dict[str, int]:
@@ -87,6 +87,29 @@ class ModelSpec:
     def devices(self) -> dict[str, int]:
         """Devices each pod requests besides its accelerators."""
         return pod_devices(self.config, self.network)
+
+    @property
+    def interconnect_env(self) -> dict[str, tuple[str, str]]:
+        """Variables the platform sets for the interconnects its pods use, name -> (value, what needs
+        it: a device resource or the pools' network profile); a device's win over the profile's,
+        and the model's own `env` over both."""
+        out: dict[str, tuple[str, str]] = {}
+        for device in self.devices:
+            interconnect = INTERCONNECTS.get(device)
+            for name, value in interconnect.env.items() if interconnect else ():
+                out.setdefault(name, (value, device))
+        if self.network is not None:
+            for name, value in NETWORK_PROFILES[self.network.profile].env.items():
+                out.setdefault(name, (value, self.network.profile))
+        return out
+
+    @property
+    def network_annotations(self) -> dict[str, str]:
+        """The pod annotations of its pools' network profile (GKE's devices and networks)."""
+        if self.network is None:
+            return {}
+        profile = NETWORK_PROFILES[self.network.profile]
+        return profile_annotations(profile, self.network.interfaces, self.config.resources.gpus)
 
     @cached_property
     def gang(self) -> Gang:

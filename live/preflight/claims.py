@@ -43,9 +43,9 @@ def check_claims(spec: PlatformSpec, state: ClusterState, report: Report) -> Non
 
 
 def check_claim_access_modes(spec: PlatformSpec, state: ClusterState, report: Report) -> None:
-    """A claim the stack creates on a block-storage class (EBS, a persistent disk, an Azure disk)
-    with an access mode its driver does not provision: the weights' default `ReadWriteMany` on
-    EKS's or GKE's default class is the common case."""
+    """A claim the stack creates on a block-storage class (EBS) with an access mode its driver
+    does not provision: the weights' default `ReadWriteMany` on EKS's default class is the
+    common case."""
     classes = {(c.get("metadata") or {}).get("name"): c for c in state.storage_classes}
     default = next(
         (
@@ -75,7 +75,7 @@ def check_claim_access_modes(spec: PlatformSpec, state: ClusterState, report: Re
                 f"claim `{pvc.claim_name}` asks for `{pvc.create.access_mode}` on {named}, {what} (`{provisioner}`), "
                 f"which provisions only {', '.join(f'`{m}`' for m in modes)}: the claim is never bound and the "
                 "model's pods stay Pending",
-                "use a StorageClass of a shared file system for weights many pods read (EFS, FSx for Lustre, "
-                "Filestore, Azure Files) as `storageClass`, or an access mode it provisions",
+                "use a StorageClass of a shared file system for weights many pods read (EFS, FSx for Lustre) as "
+                "`storageClass`, or an access mode it provisions",
             )
         )

@@ -31,7 +31,7 @@ from config.platform_labels import (
 from config.schema.quantity import quantity_value
 from config.spec.platform import PlatformSpec
 from config.spec.tenancy.grants import Grant, ceiling, grant_of
-from config.upstream.interconnects import GKE_RESERVED_PREFIXES, NETWORK_PROFILES, profile_annotations
+from config.upstream.interconnects import GKE_RESERVED_PREFIXES
 from config.upstream.kubernetes import PSA_LABEL_PREFIX, PSA_MODES
 from config.upstream.volcano import GROUP_NAME_ANNOTATION, PREEMPTABLE_ANNOTATION, QUEUE_ANNOTATION
 
@@ -193,14 +193,8 @@ def _reserved_value_problem(
 def _network_annotations(spec: PlatformSpec, model_name: str | None, key: str) -> set[str]:
     """The values the model's pool network profile gives the annotation `key` on its pods."""
     model = spec.models.get(model_name or "")
-    values: set[str] = set()
-    for view in (model, *model.role_views) if model is not None else ():
-        if view.network is not None:
-            profile = NETWORK_PROFILES[view.network.profile]
-            annotations = profile_annotations(profile, view.network.interfaces, view.config.resources.gpus)
-            if key in annotations:
-                values.add(annotations[key])
-    return values
+    views = (model, *model.role_views) if model is not None else ()
+    return {view.network_annotations[key] for view in views if key in view.network_annotations}
 
 
 def _namespace(scope: Scope, source: Source, grant: Grant, obj: Mapping[str, Any]) -> Iterator[Problem]:
