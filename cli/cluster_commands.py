@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cli.exit import FOUND, OK, UsageError, stack_name
-from cli.prediction import FROM_HELP, cluster_state, engine_argument, predict_for
+from cli.prediction import FROM_HELP, cluster_state, engine_argument, lose_argument, predict_for, predict_loss
 from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, command_parser, render_stack_of
 from config.upstream.cloud_topology import PRESET_NAMES
 
@@ -123,6 +123,12 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     from whatif.report import as_json, markdown
 
     result = render_stack_of(args)
+    if args.lose:
+        from whatif import loss_report
+
+        loss = predict_loss(args, result)
+        print(loss_report.as_json(loss) if args.json else loss_report.markdown(loss), end="")
+        return OK if loss.unharmed else FOUND
     prediction = predict_for(args, result)
     print(as_json(prediction) if args.json else markdown(prediction), end="")
     return OK if prediction.all_fit else FOUND
@@ -136,6 +142,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.model not in result.spec.models:
         known = ", ".join(sorted(result.spec.models)) or "none"
         raise UsageError(f"stack {args.stack} has no model {args.model!r} (its models: {known})")
+    if args.lose:
+        from whatif.loss_report import PLACED, PLACED_AGAIN, RUNNING
+        from whatif.loss_report import explain_markdown as explain_loss
+
+        loss = predict_loss(args, result)
+        print(explain_loss(loss, args.model), end="")
+        row = next(m for m in loss.models if m.model == args.model)
+        return OK if row.status in (RUNNING, PLACED, PLACED_AGAIN) and not row.after.victims else FOUND
     prediction = predict_for(args, result)
     print(explain_markdown(prediction, args.model), end="")
     verdict = next(v for v in prediction.verdicts if v.model == args.model)
@@ -262,9 +276,11 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         "Exit 0 every model fits without eviction, 1 something is evicted, waits or never runs.",
         "volcano-platform whatif --stack aicloud-a",
         "volcano-platform whatif --stack aicloud-a --from cluster.json --json",
+        "volcano-platform whatif --stack aicloud-a --from cluster.json --lose domain=leaf-3",
     )
     _stack_on_cluster_arguments(whatif)
     engine_argument(whatif)
+    lose_argument(whatif)
     whatif.add_argument("--json", action="store_true", help="print the prediction as JSON (schema/whatif.schema.json)")
     whatif.set_defaults(handler=cmd_whatif)
     explain = command_parser(
@@ -280,6 +296,7 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
     explain.add_argument("model", help="the model's name (a key of `models`)")
     _stack_on_cluster_arguments(explain)
     engine_argument(explain)
+    lose_argument(explain)
     explain.set_defaults(handler=cmd_explain)
     snapshot = command_parser(
         sub,

@@ -25,14 +25,37 @@ def predict_for(args: argparse.Namespace, result: Any) -> Any:
     else the model, saying why on standard error); with pools, models
     waiting on an autoscaled pool are told apart by the same engine (`whatif.pool_growth`), and a
     model whose weight claim is missing waits (`whatif.claims`)."""
+    return predict_on(args, result, cluster_state(args, result.spec.config.cluster.context))
+
+
+def predict_on(args: argparse.Namespace, result: Any, state: ClusterState) -> Any:
+    """`predict_for` on a cluster state already read (`whatif --lose` answers twice: as it is and
+    after the loss)."""
     from whatif.claims import with_missing_claims
     from whatif.pool_growth import with_pool_growth
 
-    state = cluster_state(args, result.spec.config.cluster.context)
     predictor, prediction = _engine_prediction(args, state, result)
     if result.spec.pools:
         prediction = with_pool_growth(prediction, state, result.spec, result.rendered, predictor)
     return with_missing_claims(prediction, state, result.spec)
+
+
+def predict_loss(args: argparse.Namespace, result: Any) -> Any:
+    """`whatif --lose`: the same engine on the cluster as it is and after the loss, compared per
+    model and per tenant (`whatif.loss_report`). A `--lose` naming nothing the cluster has is bad
+    input (exit 2)."""
+    from whatif.loss import LossError, after_loss, parse_loss
+    from whatif.loss_report import compare
+
+    try:
+        losses = [parse_loss(text) for text in args.lose]
+        state = cluster_state(args, result.spec.config.cluster.context)
+        lost_state, lost = after_loss(state, result.spec, result.rendered, losses)
+    except LossError as why:
+        raise UsageError(str(why)) from why
+    before = predict_on(args, result, state)
+    after = predict_on(args, result, lost_state)
+    return compare(before, after, lost, result.spec)
 
 
 def _engine_prediction(args: argparse.Namespace, state: ClusterState, result: Any) -> tuple[Any, Any]:
@@ -89,4 +112,17 @@ def engine_argument(parser: argparse.ArgumentParser) -> None:
         help="who answers: `volcano`, Volcano's own scheduling code (built from its Go module first if "
         "needed); `model`, the project's model of it; `auto` (default) Volcano's code where it is built "
         "(`make volcano-session`), else the model",
+    )
+
+
+def lose_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lose",
+        action="append",
+        default=[],
+        metavar="WHAT",
+        help="answer for the cluster after losing hardware, as its controllers leave it: `node=<name>[,<name>...]`, "
+        "`domain=<name>` (a domain of the stack's topology or a HyperNode) or `gpus=<N>@<node or pool>` (a pool's "
+        "one per node); repeat to lose several at once. Exit 0 when every model still runs or is placed again "
+        "without evicting anyone and every guarantee holds, 1 otherwise",
     )

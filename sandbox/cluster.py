@@ -119,7 +119,7 @@ class LocalCluster(AdmissionWebhooks):
         self._start("kube-scheduler", [
             f"--kubeconfig={self.kubeconfig}", "--bind-address=127.0.0.1", "--secure-port=0", "--leader-elect=false",
         ])  # fmt: skip
-        self._create_nodes(nodes)
+        self.create_nodes(nodes)
         self._start("kwok", self._kwok_args())
         self._start_volcano()
         self._start_lws()
@@ -333,14 +333,14 @@ class LocalCluster(AdmissionWebhooks):
             "--node-monitor-grace-period=120s",
         ]  # fmt: skip
 
-    def _create_nodes(self, nodes: list[dict[str, Any]]) -> None:
+    def create_nodes(self, nodes: list[dict[str, Any]]) -> None:
         """Each node as recorded (name, labels, taints, capacity), managed by KWOK; its
         conditions are KWOK's to set."""
         with ThreadPoolExecutor(max_workers=8) as pool:
             list(pool.map(self._create_node, nodes))
 
     def _create_node(self, source: dict[str, Any]) -> None:
-        """One node, as `_create_nodes` describes."""
+        """One node, as `create_nodes` describes."""
         metadata = source["metadata"]
         node = {
             "apiVersion": "v1",

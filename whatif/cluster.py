@@ -23,6 +23,7 @@ from whatif.hypernodes import after_up
 from whatif.scenario import PREEMPTABLE, HyperNodeCycleError, gang_fields, hypernodes_of, queue_affinity, task_status
 from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
+from whatif.scheduler.spread import spread_of
 
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
 
@@ -265,6 +266,7 @@ def _task(pod: dict[str, Any], job: str, priorities: dict[str, int], default: in
         node_affinity=node_affinity(spec),
         tolerations=list(spec.get("tolerations") or []),
         labels=labels,
+        spread=spread_of(spec),
         critical=spec.get("priorityClassName") in CRITICAL or metadata.get("namespace") == "kube-system",
         order=order,
     )

@@ -4,14 +4,15 @@ Volcano's label discovery names HyperNodes `hypernode-<type>-tier<N>-<random>`, 
 nowhere in the stack, its summary or its picture. The what-if and `explain` say the stack's name
 instead: a HyperNode holding exactly a named domain's nodes is that domain (its own name beside it
 where it differs); one of a pool described by its shape is the pool and the tier label's value the
-nodes share, the name a reader finds on the nodes.
+nodes share, the name a reader finds on the nodes. Where each replica runs is listed by node.
 """
 
 from __future__ import annotations
 
 from config.spec.platform import PlatformSpec
+from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
 from whatif.discovery import domain_name as discovered_name
-from whatif.scheduler.model import HyperNode, Node
+from whatif.scheduler.model import HyperNode, Node, Task
 from whatif.scheduler.topology import ROOT
 
 
@@ -55,3 +56,13 @@ def _in_a_pool(hypernode: HyperNode, spec: PlatformSpec, nodes: dict[str, Node])
     value = str(values.pop())
     where = f"pool {sorted(pools)[0]}, " if len(pools) == 1 else ""
     return f"{where}{hypernode.tier_name}={value}", value
+
+
+def replica_nodes(tasks: list[Task]) -> list[list[str]]:
+    """Where each replica of a model runs, in the order of its pods: a LeaderWorkerSet group's
+    pods (one replica) together, any other pod a replica of its own."""
+    groups: dict[object, list[str]] = {}
+    for task in tasks:
+        group = task.labels.get(LWS_GROUP_INDEX_LABEL)
+        groups.setdefault(task.uid if group is None else (task.labels.get(LWS_NAME_LABEL), group), []).append(task.node)
+    return list(groups.values())

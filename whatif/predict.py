@@ -21,6 +21,7 @@ from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif import reasons
 from whatif.cluster import ModelJobs
+from whatif.names import replica_nodes
 from whatif.races import alone_of_the_new, new_models, race_note, races
 from whatif.scheduler.engine import ACTIONS, open_session, run_cycle
 from whatif.scheduler.model import ALLOCATED, BINDING, PENDING, PIPELINED, RELEASING, RUNNING, Task
@@ -76,6 +77,8 @@ class Verdict:
     """Volcano's own message the reason was made from (its PodGroup's Unschedulable condition)."""
     races: list[str] = field(default_factory=list)
     """New models of the change it races with: which of them runs is the order of `up` (`races`)."""
+    replicas: list[list[str]] = field(default_factory=list)
+    """The nodes of each replica where it runs."""
 
 
 def settle(session: Session) -> None:
@@ -344,6 +347,7 @@ def verdict_of(
             victims,
             headroom=headroom,
             note=waking_note(model),
+            replicas=replica_nodes(tasks),
         )
     if empty is not None and not runs(empty[0], empty[1][model.name]):
         alone = empty[0]

@@ -40,6 +40,7 @@ def as_json(prediction: Prediction) -> str:
                 "note": v.note or None,
                 "volcanoMessage": v.volcano_message or None,
                 "races": v.races,
+                "replicas": v.replicas,
             }
             for v in _ordered(prediction.verdicts)
         ],
@@ -74,16 +75,17 @@ def markdown(prediction: Prediction, before: Prediction | None = None) -> str:
             lines += ["| model | before | after | where / why | evicts |", "|---|---|---|---|---|"]
             for v in changed:
                 then = f"**{ICON[was[v.model].verdict]}**" if v.model in was else "(new)"
-                lines.append(f"| {code(v.model)} | {then} | {_cells(v)} |")
+                lines.append(f"| {code(v.model)} | {then} | {verdict_cells(v)} |")
             lines += [f"| {code(m)} | **{ICON[was[m].verdict]}** | (removed) | - | - |" for m in gone]
             lines.append("")
+            lines += survives_one_node(changed)
         else:
             lines += ["No verdict changes with this change: every model is answered as before it.", ""]
         if rest:
             lines += ["#### Every other model", ""]
     if rest:
         lines += ["| model | verdict | where / why | evicts |", "|---|---|---|---|"]
-        lines += [f"| {code(v.model)} | {_cells(v)} |" for v in rest]
+        lines += [f"| {code(v.model)} | {verdict_cells(v)} |" for v in rest]
         lines.append("")
     exposed = [t for t in prediction.tenants if t.reclaimable or t.over_capability]
     if exposed:
@@ -121,15 +123,32 @@ def markdown(prediction: Prediction, before: Prediction | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def survives_one_node(verdicts: list[Verdict]) -> list[str]:
+    """Whether each placed model keeps serving when any one node is lost: some replica shares no
+    node with the others' common ones (`whatif --lose` says what is placed again, and where)."""
+    said = []
+    for v in verdicts:
+        if v.verdict not in (FITS, EVICTS) or not v.replicas:
+            continue
+        shared = set.intersection(*(set(nodes) for nodes in v.replicas))
+        said.append(
+            f"{code(v.model)} **no** (every replica on {code(sorted(shared)[0])})" if shared else f"{code(v.model)} yes"
+        )
+    return [f"Keeps serving when any one node is lost: {'; '.join(said)}.", ""] if said else []
+
+
 def _changed(was: Verdict, now: Verdict) -> bool:
     """A verdict a reviewer would see change: its kind, or whom it evicts."""
     victims = sorted((v.namespace, v.pod_group) for v in now.victims)
     return was.verdict != now.verdict or victims != sorted((v.namespace, v.pod_group) for v in was.victims)
 
 
-def _cells(v: Verdict) -> str:
+def verdict_cells(v: Verdict) -> str:
     """The verdict, where or why, and whom it evicts, as table cells."""
     where = f"domain {code(v.domain)}" if v.domain else ""
+    if len(v.replicas) > 1:
+        shown = ", ".join(code("+".join(nodes)) for nodes in v.replicas[:8])
+        where += f"; replicas on {shown}" + (f" and {len(v.replicas) - 8} more" if len(v.replicas) > 8 else "")
     if v.headroom is not None and v.verdict in (FITS, EVICTS):
         where += f"; queue headroom {v.headroom:g} GPUs after"
     if v.reason:

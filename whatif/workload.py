@@ -12,7 +12,7 @@ from config.schema.quantity import quantity_value
 from config.spec.gateway import scales_from_zero
 from config.spec.model import ModelSpec, slice_group_name
 from config.spec.platform import PlatformSpec
-from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
+from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL, lws_labels
 from config.upstream.volcano import GROUP_NAME_ANNOTATION
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
@@ -330,8 +330,7 @@ def _add_disaggregated(
                     if kept is not None and _group_of(kept) != job.uid:
                         kept = _in_group(kept, job.uid)
                     if kept is None:
-                        labels = {LWS_NAME_LABEL: lws_name, LWS_GROUP_INDEX_LABEL: str(group_index)}
-                        kept = _new_pod(model, template, name, labels)
+                        kept = _new_pod(model, template, name, lws_labels(lws_name, group_index, position))
                         kept = _admitted(kept, job.uid, priorities, default)
                     order += 1
                     task = _task(kept, job.uid, priorities, default, order)
@@ -384,7 +383,7 @@ def _add_model(
                 # a pod of an older ReplicaSet (or group) counted in this one: named so
                 found_pod = _in_group(found_pod, job.uid)
             if found_pod is None:
-                labels = {LWS_NAME_LABEL: model.name, LWS_GROUP_INDEX_LABEL: str(index)} if size > 1 else {}
+                labels = lws_labels(model.name, index, position) if size > 1 else {}
                 suffix = f"{index}" if size == 1 else f"{index}-{position}"
                 found_pod = _new_pod(model, templates[position], f"{model.name}-new-{suffix}", labels)
                 found_pod = _admitted(found_pod, job.uid, priorities, default)

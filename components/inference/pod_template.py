@@ -14,12 +14,13 @@ from typing import Any, Literal
 from components.inference.kv_transfer import kv_transfer_env, nixl_port, routing_sidecar
 from components.inference.network_profile import network_daemon, network_mounts, network_volumes
 from components.inference.vllm_command import entrypoint, leader_script, server_arguments, worker_script
-from config.platform_labels import ROLE_LABEL, SERVING_ROLE_LABEL, SLICE_LABEL, model_labels
+from config.platform_labels import ROLE_LABEL, SERVING_ROLE_LABEL, SLICE_LABEL, model_labels, model_selector
 from config.sections.models import FieldRef, SecretRef
 from config.spec.model import ModelSpec
 from config.upstream.accelerators import AMD_RAY_NOSET_ENV
 from config.upstream.inference_gateway import ROUTER_ROLE_LABEL
 from config.upstream.kubernetes import MULTUS_ANNOTATION
+from config.upstream.lws import LWS_WORKER_INDEX_LABEL
 from config.upstream.vllm_releases import (
     ENGINE_READY_DEFAULT_SECONDS,
     ENGINE_READY_TIMEOUT_ENV,
@@ -236,4 +237,24 @@ def pod_template(model: ModelSpec, role: Role) -> dict[str, Any]:
         }
     if model.tolerations:
         spec["tolerations"] = [dict(t) for t in model.tolerations]
+    if model.spread is not None and role in ("server", "leader"):
+        spec["topologySpreadConstraints"] = [spread_constraint(model, role)]
     return {"metadata": {"labels": labels, "annotations": pod_annotations(model)}, "spec": spec}
+
+
+def spread_constraint(model: ModelSpec, role: Role) -> dict[str, Any]:
+    """The replicas of the model (a multi-node model's leaders: one per group, LWS labels each
+    leader worker 0) at most one apart between the domains of the spread's label, counted over
+    the nodes its selector and affinity allow (Kubernetes' `podtopologyspread`, which Volcano's
+    predicates and nodeorder plugins run)."""
+    assert model.spread is not None
+    key, required = model.spread
+    selector = model_selector(model.name)
+    if role == "leader":
+        selector[LWS_WORKER_INDEX_LABEL] = "0"
+    return {
+        "maxSkew": 1,
+        "topologyKey": key,
+        "whenUnsatisfiable": "DoNotSchedule" if required else "ScheduleAnyway",
+        "labelSelector": {"matchLabels": selector},
+    }

@@ -26,6 +26,7 @@ from config.schema.quantity import Quantity
 from config.sections.autoscaling import AutoscalingConfig
 from config.sections.disaggregation import DisaggregationConfig, RoleAutoscaling
 from config.sections.gateway import ModelGatewayConfig
+from config.sections.model_placement import SpreadConfig, TopologyConstraint
 from config.sections.model_source import AbsolutePath, ModelSource
 from config.sections.volcano import Toleration
 
@@ -136,27 +137,6 @@ class NetworkAttachment(ConfigModel):
     """Its namespace. Default: the pod's."""
     interface: str | None = None
     """Interface name in the pod (e.g. `net1`)."""
-
-
-class TopologyConstraint(ConfigModel):
-    """Where one replica (one LWS group) may be placed in the network."""
-
-    mode: Literal["soft", "hard"] = "soft"
-    """`hard`: all pods of a replica inside one domain at or below the tier, else Pending.
-    `soft`: prefer the closest domain, spill over when it is full."""
-    highest_tier: Annotated[int, Field(ge=1)] | None = None
-    """Highest tier (1 = leaf) the replica may span."""
-    highest_tier_name: LabelKey | None = None
-    """The same, by tier label key (Volcano >= 1.14)."""
-
-    @model_validator(mode="after")
-    def _one_tier(self) -> TopologyConstraint:
-        if self.highest_tier is not None and self.highest_tier_name is not None:
-            raise invalid(
-                "highestTier and highestTierName are both set",
-                "give the tier either by number or by label key",
-            )
-        return self
 
 
 class StartupConfig(ConfigModel):
@@ -304,6 +284,10 @@ class ModelConfig(ConfigModel):
     """Nodes (pods) per replica; more than one makes a LeaderWorkerSet."""
     topology: TopologyConstraint | None = None
     """Network placement of each replica (multi-node models), or of each slice (with `roles`)."""
+    spread: SpreadConfig | None = None
+    """How the replicas spread over hosts or network domains, so that one lost node or domain
+    takes as few of them as possible. Default: a single-node model with more than one replica
+    spreads across nodes where the cluster has room; a multi-node model does not spread."""
     roles: ServingRoles | None = None
     """Serve prefill and decode apart: each replica is a slice of prefill and decode instances,
     gang-scheduled together (`disaggregation` says how they share the KV cache)."""

@@ -78,6 +78,9 @@ class ModelSpec:
     role) whose replicas span nodes, when every pool it may run on has the same one."""
     network_daemon_image: str | None = None
     """The image of that profile's daemon, if it runs one."""
+    spread: tuple[str, bool] | None = None
+    """(label key, required) its replicas spread across (`models.<m>.spread`), resolved with the
+    default; None when they do not spread."""
 
     @property
     def multi_node(self) -> bool:

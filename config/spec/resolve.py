@@ -28,6 +28,7 @@ from config.upstream.interconnects import INTERCONNECTS
 from config.upstream.versions import version_tuple
 from config.upstream.vllm_releases import CURRENT as VLLM_CURRENT_VERSION
 from config.upstream.vllm_releases import image_vllm_version
+from config.upstream.volcano import HOSTNAME_LABEL
 
 
 def resolve(
@@ -232,6 +233,7 @@ def _resolve_model(
         tolerations=tolerations,
         network=network,
         network_daemon_image=network_daemon_image(config, network),
+        spread=_resolve_spread(base, model, topology, problems),
     )
     if model.roles is None:
         return spec
@@ -279,6 +281,37 @@ def _pod_requests(model: ModelConfig, gpu_resource: str, network: PoolNetwork | 
         for resource, quantity in INTERCONNECTS[device].requests.items() if device in INTERCONNECTS else ():
             requests.setdefault(resource, quantity)
     return requests
+
+
+def _resolve_spread(
+    base: str, model: ModelConfig, topology: Topology | None, problems: list[Problem]
+) -> tuple[str, bool] | None:
+    """(the label whose values are the domains, required) of the model's replicas' spread."""
+    spread = model.spread
+    if spread is None:
+        return (HOSTNAME_LABEL, False) if not model.uses_lws and model.planned_replicas > 1 else None
+    path = join_path(base, "spread", "across")
+    if spread.across == "none":
+        return None
+    if model.disaggregated:
+        problems.append(
+            Problem(
+                join_path(base, "spread"),
+                "a model with `roles` places each slice as one gang inside its `topology`",
+                "remove `spread`; slices are spread by their network domain",
+            )
+        )
+        return None
+    if spread.across == "node":
+        return HOSTNAME_LABEL, spread.required
+    tier = int(spread.across)
+    if topology is None or tier > topology.top_tier:
+        have = f"the topology has {topology.top_tier} tier(s)" if topology else "the stack has no `topology`"
+        problems.append(
+            Problem(path, f"tier {tier} does not exist; {have}", "spread across `node` or an existing tier")
+        )
+        return None
+    return topology.tiers[tier - 1], spread.required
 
 
 def _resolve_tier(base: str, model: ModelConfig, topology: Topology | None, problems: list[Problem]) -> int | None:

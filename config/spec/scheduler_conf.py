@@ -62,7 +62,9 @@ def default_tiers(
     second: list[PluginEntry] = [
         _entry("drf", {"enablePreemptable": False}),
         _entry("predicates"),
-        _entry("nodeorder"),
+        # Kubernetes' pod topology spread score, raised over Volcano's 2 so that a serving model's
+        # `spread` wins over binpacking on nodes that already run one of its replicas.
+        _entry("nodeorder", arguments={"podtopologyspread.weight": scheduler.spread_weight}),
     ]
     if node_groups:
         # Quotas per accelerator type: each queue's tasks stay on its node groups. Not strict, so

@@ -22,3 +22,8 @@ LWS_WORKER_INDEX_LABEL: Final = "leaderworkerset.sigs.k8s.io/worker-index"
 LWS_GROUP_INDEX_LABEL: Final = "leaderworkerset.sigs.k8s.io/group-index"
 # Kept well under 63 so that StatefulSet and revision names derived from it stay valid.
 LWS_NAME_MAX: Final = 40
+
+
+def lws_labels(name: str, group: int, position: int) -> dict[str, str]:
+    """The labels LWS gives a pod of a group (`pkg/controllers`: the leader is worker 0)."""
+    return {LWS_NAME_LABEL: name, LWS_GROUP_INDEX_LABEL: str(group), LWS_WORKER_INDEX_LABEL: str(position)}

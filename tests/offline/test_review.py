@@ -181,6 +181,7 @@ def test_the_verdicts_a_change_makes_lead_the_what_if(tmp_path: Path, capsys: py
     first = out.index("#### Verdicts this change makes")
     assert first < out.index("| `qwen2-72b-tenanta` | **evicts** | **waits** |")
     assert first < out.index("| `second-8b` | (new) | **evicts** |")
+    assert "Keeps serving when any one node is lost: " in out and "`second-8b` **no** (every replica on `" in out
 
 
 def test_a_change_that_moves_no_verdict_says_so(capsys: pytest.CaptureFixture[str]) -> None:

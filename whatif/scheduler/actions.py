@@ -98,12 +98,15 @@ def node_verdict(session: Session, task: Task, node: Node) -> tuple[bool, float]
     """None when the task cannot go on the node; else (fits its idle room, score). Remembered per
     node class and task shape for the session (both change whenever the answer could)."""
     key = (node.class_key, task.shape)
-    if key not in session.verdicts:
+    if key not in session.verdicts or task.spread:
+        # a spread constraint judges each node by its domain and the pods on it: never remembered
         fw = session.fw
-        if not fits(task.resreq, node.future_idle) or fw.predicate(task, node) is not None:
-            session.verdicts[key] = None
-        else:
-            session.verdicts[key] = (fits(task.resreq, node.idle), fw.node_score(task, node))
+        verdict = None
+        if fits(task.resreq, node.future_idle) and fw.predicate(task, node) is None:
+            verdict = (fits(task.resreq, node.idle), fw.node_score(task, node))
+        if task.spread:
+            return verdict
+        session.verdicts[key] = verdict
     return session.verdicts[key]
 
 
@@ -124,6 +127,11 @@ def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node 
     fw = session.fw
     by_class: dict[tuple[int, int], dict[str, Node]]
     keys: Iterable[tuple[int, int]]
+    whole = nodes is None
+    if whole and task.spread:  # each node its own: see `node_verdict`
+        if session.unplaceable.get(task.shape) == session.moves:
+            return None
+        nodes = list(session.nodes.values())
     if nodes is None:
         if session.unplaceable.get(task.shape) == session.moves:
             return None  # searched in vain and nothing has moved since
@@ -135,7 +143,7 @@ def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node 
     else:
         wanted = len(nodes)
         by_class = {}
-        one_by_one = fw.couples_nodes(task)
+        one_by_one = fw.couples_nodes(task) or bool(task.spread)
         for index, node in enumerate(nodes):
             by_class.setdefault((index, 0) if one_by_one else node.class_key, {})[node.name] = node
         keys = list(by_class)
@@ -149,7 +157,7 @@ def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node 
         group = by_class[key]
         first = next(iter(group.values()))
         cached = (first.class_key, shape)
-        verdict = verdicts[cached] if cached in verdicts else node_verdict(session, task, first)
+        verdict = verdicts[cached] if cached in verdicts and not task.spread else node_verdict(session, task, first)
         if verdict is None:
             continue
         (idle if verdict[0] else freeing).append((verdict[1], first))
@@ -158,7 +166,7 @@ def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node 
             break
     candidates = idle or freeing
     if not candidates:
-        if nodes is None:
+        if whole:
             session.unplaceable[task.shape] = session.moves
         return None
     batch = fw.batch_node_scores(task, [node for _, node in candidates]) if len(candidates) > 1 else {}

@@ -63,6 +63,8 @@ class Task:
     job_allocated_hypernode: str = ""
     """`TaskInfo.JobAllocatedHyperNode`: the HyperNode its topology-bound sub-group spans as the
     allocate action tries the task (the network-topology-aware node score reads it)."""
+    spread: tuple[Spread, ...] = ()
+    """The pod's `topologySpreadConstraints` (`whatif.scheduler.spread`)."""
 
     @property
     def name(self) -> str:
@@ -79,6 +81,7 @@ class Task:
                 self.node_affinity,
                 self.queue_affinity,
                 repr(self.tolerations),
+                self.spread,
             )
         )
 
@@ -88,6 +91,18 @@ class Task:
     @cached_property
     def best_effort(self) -> bool:
         return is_empty(self.resreq)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One of a pod's `topologySpreadConstraints`, as far as the what-if reads them: the skew
+    allowed, the label its domains are keyed on, whether it filters (`DoNotSchedule`) or only
+    scores (`ScheduleAnyway`), and the labels of the pods it counts (`labelSelector.matchLabels`)."""
+
+    max_skew: int
+    key: str
+    required: bool
+    selector: tuple[tuple[str, str], ...]
 
 
 @dataclass(eq=False)

@@ -15,6 +15,7 @@ from typing import Any
 from whatif.scheduler.framework import ABSTAIN, PERMIT, REJECT, Plugin, Victims
 from whatif.scheduler.model import NODE_GROUP_LABEL, Job, Node, QueueAffinity, Task
 from whatif.scheduler.resources import PODS, add, fits_on_requested, plus, total
+from whatif.scheduler.spread import spread_scores, spread_violation
 from whatif.scheduler.subgroups import subgroups_pipelined, subgroups_ready, subgroups_valid
 
 CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -203,7 +204,7 @@ class PredicatesPlugin(Plugin):
                 return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
         if node.max_pods <= len(node.tasks) + node.other_pods:
             return TOO_MANY_PODS
-        return None
+        return spread_violation(self.session, task, node) if task.spread else None
 
 
 NODE_GROUP_BASE_SCORE = 100
@@ -298,7 +299,7 @@ class NodeOrderPlugin(Plugin):
     """leastrequested (weight 1), mostrequested (weight 0) and balancedresource (weight 1), the
     scores that differ between nodes in a GPU cluster; the affinity and image scores are not
     modelled. Each score is an integer from 0 to 100 times its weight (`nodeorder.go`
-    `InitPlugin` and `BatchNodeOrderFn`)."""
+    `InitPlugin` and `BatchNodeOrderFn`); pod topology spread over the candidates (`spread`)."""
 
     name = "nodeorder"
 
@@ -316,6 +317,13 @@ class NodeOrderPlugin(Plugin):
         if balanced:
             score += balanced * _balanced_allocation(node, task)
         return float(score)
+
+    def batch_node_scores(self, task: Task, nodes: list[Node]) -> dict[str, float]:
+        weight = int(self.arguments.get("podtopologyspread.weight", 2))
+        return spread_scores(self.session.nodes, task, nodes, weight) if task.spread else {}
+
+    def couples_nodes(self, task: Task) -> bool:
+        return any(not constraint.required for constraint in task.spread)
 
 
 def _least_allocated(resources: tuple[tuple[int, int], ...]) -> int:

@@ -6,8 +6,17 @@ from __future__ import annotations
 from whatif.scheduler.framework import PERMIT, REJECT, Victims
 from whatif.scheduler.model import Job, Queue, Task
 from whatif.scheduler.queues import QueuePlugin
-from whatif.scheduler.quota import exceeded_part, less_equal, maximum, min_dimension, resource, within_on_requested
-from whatif.scheduler.resources import Resources, add, plus
+from whatif.scheduler.resources import (
+    Resources,
+    add,
+    exceeded_part,
+    less_equal,
+    maximum,
+    min_dimension,
+    plus,
+    resource,
+    within_on_requested,
+)
 
 
 class ProportionPlugin(QueuePlugin):

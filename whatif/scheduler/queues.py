@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from whatif.scheduler.framework import PERMIT, REJECT, Plugin, Victims
 from whatif.scheduler.model import ALLOCATED_STATUSES, Job, Queue, Task
-from whatif.scheduler.quota import (
+from whatif.scheduler.resources import (
     MAX,
+    Resources,
+    add,
     capability_of,
     exceeded_part,
     greater_on_relevant,
@@ -23,13 +25,14 @@ from whatif.scheduler.quota import (
     less_equal,
     maximum,
     min_dimension,
+    minus,
     partly_within_zero_filtered,
+    plus,
     resource,
     share,
     summed,
     within_on_requested,
 )
-from whatif.scheduler.resources import Resources, add, minus, plus
 
 ROOT = "root"
 

@@ -1,0 +1,165 @@
+"""Pod topology spread as Volcano runs it: Kubernetes' `podtopologyspread` plugin, whose filter the
+`predicates` plugin calls (v1.15.1 `plugins/predicates/predicates.go`, on by default) and whose score
+the `nodeorder` plugin adds at `podtopologyspread.weight` (default 2, `plugins/nodeorder/nodeorder.go`)
+over the candidate nodes of a task (`BatchNodeOrderFn`).
+
+From Kubernetes' `pkg/scheduler/framework/plugins/podtopologyspread/`:
+- `filtering.go`: for a `DoNotSchedule` constraint, the pods matching its selector (same namespace,
+  not terminating) are counted per domain (the value of its key) over the nodes that carry the key
+  and pass the pod's node selector and required affinity (`nodeAffinityPolicy: Honor`, taints
+  ignored). A node without the key is refused; else it is refused when its domain's count, plus one
+  when the pod matches its own selector, exceeds the smallest domain's count by more than `maxSkew`.
+- `scoring.go`: for `ScheduleAnyway` constraints, each candidate node scores, per constraint, its
+  domain's count times `log(domains + 2)` plus `maxSkew - 1` (a hostname constraint counts the node's
+  own pods), rounded; scores are normalised to `100 * (max + min - score) / max` in integers (100 for
+  all when the highest is 0), so the emptiest domain scores most.
+
+The scheduler counts the pods its session has placed too (the predicates' allocate event handler adds
+them to its copy of the node), and not the ones it is evicting. Only `matchLabels` selectors and the
+default policies are modelled: the stack renders no other.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from whatif.scheduler.model import ALLOCATED_STATUSES, PIPELINED, Node, Spread, Task
+
+if TYPE_CHECKING:
+    from whatif.scheduler.session import Session
+
+COUNTED = ALLOCATED_STATUSES | {PIPELINED}
+MAX_NODE_SCORE = 100
+MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
+SKEWED = "node(s) didn't match pod topology spread constraints"
+
+
+def spread_of(spec: dict[str, Any]) -> tuple[Spread, ...]:
+    """A pod spec's constraints with a `matchLabels` selector, in order."""
+    out = []
+    for item in spec.get("topologySpreadConstraints") or []:
+        labels = (item.get("labelSelector") or {}).get("matchLabels") or {}
+        out.append(
+            Spread(
+                int(item.get("maxSkew", 1)),
+                str(item.get("topologyKey", "")),
+                item.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule",
+                tuple(sorted((str(k), str(v)) for k, v in labels.items())),
+            )
+        )
+    return tuple(out)
+
+
+def _namespace(task: Task) -> str:
+    return task.uid.partition("/")[0]
+
+
+def _matches(constraint: Spread, labels: dict[str, str]) -> bool:
+    return all(labels.get(key) == value for key, value in constraint.selector)
+
+
+def _count_on(node: Node, constraint: Spread, namespace: str) -> int:
+    return sum(
+        1
+        for other in node.tasks.values()
+        if other.status in COUNTED and _namespace(other) == namespace and _matches(constraint, other.labels)
+    )
+
+
+def _eligible(task: Task, node: Node) -> bool:
+    """`nodeAffinityPolicy: Honor`: the node passes the pod's node selector and required affinity."""
+    if any(node.labels.get(key) != value for key, value in task.node_selector.items()):
+        return False
+    return not task.node_affinity or any(
+        all(_expression(node.labels, key, operator, values) for key, operator, values in term)
+        for term in task.node_affinity
+    )
+
+
+def _expression(labels: dict[str, str], key: str, operator: str, values: tuple[str, ...]) -> bool:
+    if operator == "In":
+        return labels.get(key) in values
+    if operator == "NotIn":
+        return labels.get(key) not in values
+    if operator == "Exists":
+        return key in labels
+    if operator == "DoesNotExist":
+        return key not in labels
+    return True
+
+
+def domain_counts(nodes: dict[str, Node], task: Task, constraint: Spread) -> dict[str, int]:
+    """Matching pods per value of the constraint's key, over the nodes the pod could go to."""
+    counts: dict[str, int] = {}
+    namespace = _namespace(task)
+    keys = {c.key for c in task.spread if c.required}
+    for node in nodes.values():
+        if constraint.key not in node.labels or not keys <= node.labels.keys() or not _eligible(task, node):
+            continue
+        value = node.labels[constraint.key]
+        counts[value] = counts.get(value, 0) + _count_on(node, constraint, namespace)
+    return counts
+
+
+def spread_violation(session: Session, task: Task, node: Node) -> str | None:
+    """The filter's reason to refuse `node`, None when every `DoNotSchedule` constraint allows it.
+    The counts are the same for every node a task is tried on: remembered until a pod moves."""
+    for constraint in task.spread:
+        if not constraint.required:
+            continue
+        if constraint.key not in node.labels:
+            return MISSING_LABEL
+        key = ("spread", _namespace(task), constraint, task.shape)
+        per_domain = session.while_still(key, partial(domain_counts, session.nodes, task, constraint))
+        smallest = min(per_domain.values(), default=0)
+        own = 1 if _matches(constraint, task.labels) else 0
+        if per_domain.get(node.labels[constraint.key], 0) + own - smallest > constraint.max_skew:
+            return SKEWED
+    return None
+
+
+def spread_scores(nodes: dict[str, Node], task: Task, candidates: list[Node], weight: int) -> dict[str, float]:
+    """The normalised score of each candidate, times `weight`; empty when the pod has no
+    `ScheduleAnyway` constraint (the plugin skips)."""
+    soft = [c for c in task.spread if not c.required]
+    if not soft or not weight:
+        return {}
+    require_all = bool(task.node_selector or task.node_affinity)
+    ignored = {n.name for n in candidates if require_all and any(c.key not in n.labels for c in soft)}
+    scored = [n for n in candidates if n.name not in ignored]
+    namespace = _namespace(task)
+    raw: dict[str, int] = {}
+    for_domain: list[dict[str, int]] = []
+    weights = []
+    for constraint in soft:
+        values = {n.labels[constraint.key] for n in scored if constraint.key in n.labels}
+        size = len(scored) if constraint.key == "kubernetes.io/hostname" else len(values)
+        weights.append(math.log(size + 2))
+        counts = {value: 0 for value in values}
+        if constraint.key != "kubernetes.io/hostname":
+            for node in nodes.values():
+                value = node.labels.get(constraint.key)
+                if value in counts and all(c.key in node.labels for c in soft) and _eligible(task, node):
+                    counts[value] += _count_on(node, constraint, namespace)
+        for_domain.append(counts)
+    for node in scored:
+        score = 0.0
+        for constraint, counts, tp_weight in zip(soft, for_domain, weights, strict=True):
+            if constraint.key not in node.labels:
+                continue
+            if constraint.key == "kubernetes.io/hostname":
+                count = _count_on(node, constraint, namespace)
+            else:
+                count = counts[node.labels[constraint.key]]
+            score += count * tp_weight + constraint.max_skew - 1
+        raw[node.name] = math.floor(score + 0.5)  # Go's math.Round: halves away from zero
+    if not raw:
+        return {n.name: 0.0 for n in candidates}
+    low, high = min(raw.values()), max(raw.values())
+    out = {name: 0.0 for name in ignored}
+    for name, score in raw.items():
+        normal = MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (high + low - score) // high
+        out[name] = float(normal * weight)
+    return out
