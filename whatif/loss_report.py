@@ -179,7 +179,7 @@ def markdown(result: LossPrediction) -> str:
         took.append(
             "nodes " + ", ".join(code(n) for n in lost.nodes[:20]) + (" and more" if len(lost.nodes) > 20 else "")
         )
-    took += [f"{count} GPUs of {code(node)}" for node, count in sorted(lost.gpus.items())]
+    took += [f"{count} GPU{'' if count == 1 else 's'} of {code(node)}" for node, count in sorted(lost.gpus.items())]
     pods = sum(len(p) for p in lost.pods.values())
     lines.append(
         f"Lost: {'; '.join(took) or 'nothing'}; with them {_pods(pods)} of the stack's models and "

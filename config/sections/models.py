@@ -286,8 +286,9 @@ class ModelConfig(ConfigModel):
     """Network placement of each replica (multi-node models), or of each slice (with `roles`)."""
     spread: SpreadConfig | None = None
     """How the replicas spread over hosts or network domains, so that one lost node or domain
-    takes as few of them as possible. Default: a single-node model with more than one replica
-    spreads across nodes where the cluster has room; a multi-node model does not spread."""
+    takes as few of them as possible. Unset, replicas go where binpacking puts them, which keeps
+    whole nodes free for multi-node gangs; the what-if says whether a model keeps serving when one
+    node is lost."""
     roles: ServingRoles | None = None
     """Serve prefill and decode apart: each replica is a slice of prefill and decode instances,
     gang-scheduled together (`disaggregation` says how they share the KV cache)."""

@@ -146,11 +146,13 @@ class SchedulerConfig(ConfigModel):
     """GPU binpacking plugin."""
     network_topology: NetworkTopologyPluginConfig = NetworkTopologyPluginConfig()
     """Network-topology-aware plugin."""
-    spread_weight: Annotated[int, Field(ge=0, le=1000)] = 10
+    spread_weight: Annotated[int, Field(ge=0, le=1000)] = 2
     """`podtopologyspread.weight` of the `nodeorder` plugin: how much a model's preferred `spread`
-    counts against binpacking (`binpack.weight` 10 scores a node up to 1000, spreading one replica
-    further 100 x this). Volcano's default is 2; it also weighs Kubernetes' default spreading of
-    other ReplicaSets' and StatefulSets' pods the scheduler places. `0` turns preferred spreading off."""
+    counts against binpacking. At Volcano's default of 2 a replica of one GPU of eight goes to an
+    empty node rather than beside another (binpacking tells them apart by about 100, spreading by
+    200), while larger replicas still pack, keeping whole nodes for gangs; 10 spreads every
+    replica where there is room, at the cost of whole nodes. It also weighs Kubernetes' default
+    spreading of other ReplicaSets' pods Volcano places. `0` turns preferred spreading off."""
     plugins: dict[str, PluginSettings] = {}
     """Per-plugin overrides and additions, keyed by plugin name."""
     configurations: tuple[ActionConfiguration, ...] = ()

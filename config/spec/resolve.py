@@ -289,7 +289,7 @@ def _resolve_spread(
     """(the label whose values are the domains, required) of the model's replicas' spread."""
     spread = model.spread
     if spread is None:
-        return (HOSTNAME_LABEL, False) if not model.uses_lws and model.planned_replicas > 1 else None
+        return None
     path = join_path(base, "spread", "across")
     if spread.across == "none":
         return None

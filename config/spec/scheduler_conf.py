@@ -59,12 +59,13 @@ def default_tiers(
         _entry("conformance"),
         _entry(scheduler.queue_plugin, queue_flags),
     ]
+    spread_arguments = {"podtopologyspread.weight": scheduler.spread_weight} if scheduler.spread_weight != 2 else {}
     second: list[PluginEntry] = [
         _entry("drf", {"enablePreemptable": False}),
         _entry("predicates"),
-        # Kubernetes' pod topology spread score, raised over Volcano's 2 so that a serving model's
-        # `spread` wins over binpacking on nodes that already run one of its replicas.
-        _entry("nodeorder", arguments={"podtopologyspread.weight": scheduler.spread_weight}),
+        # Kubernetes' pod topology spread score (a model's preferred `spread`), at the stack's weight
+        # where it is not Volcano's 2.
+        _entry("nodeorder", arguments=spread_arguments),
     ]
     if node_groups:
         # Quotas per accelerator type: each queue's tasks stay on its node groups. Not strict, so

@@ -91,7 +91,7 @@ def test_weights_plugins_and_actions_are_tunable() -> None:
     plugins = _plugins(conf)
     assert "conformance" not in plugins
     assert plugins["overcommit"]["arguments"] == {"overcommit-factor": 1.2}
-    assert plugins["nodeorder"]["arguments"] == {"podtopologyspread.weight": 10, "leastrequested.weight": 0}
+    assert plugins["nodeorder"]["arguments"] == {"leastrequested.weight": 0}
     assert plugins["gang"]["enablePreemptable"] is False and plugins["gang"]["enableJobStarving"] is True
     binpack = plugins["binpack"]["arguments"]
     assert binpack["binpack.weight"] == 20

@@ -1,6 +1,7 @@
 """`models.<m>.spread`: the pod topology spread constraint the stack renders, and both what-if
 engines placing replicas by it (Kubernetes' `podtopologyspread` as Volcano's predicates and
-nodeorder plugins run it). Four nodes of two GPUs in one leaf; a model of three one-GPU replicas."""
+nodeorder plugins run it). Four nodes of eight GPUs in one leaf; a model of three one-GPU replicas,
+which binpacking alone puts on one node."""
 
 from __future__ import annotations
 
@@ -23,11 +24,12 @@ BASE = PROJECT_DIR / "tests" / "fixtures" / "cluster" / "whatif" / "dev-full-can
 LEAF = "topology.example.com/leaf"
 
 
-def stack(spread: dict[str, Any] | None, replicas: int = 3) -> dict[str, Any]:
+def stack(spread: dict[str, Any] | None, replicas: int = 3, gpus: int = 1) -> dict[str, Any]:
     raw = yaml.safe_load(BASE.read_text())["config"]
     raw = {key.split(":", 1)[1]: value for key, value in raw.items()}
+    raw["cluster"]["gpusPerNode"] = 8
     model = copy.deepcopy(raw["models"]["steady"])
-    model.update(replicas=replicas, resources={"gpus": 1, "cpu": 4, "memory": "16Gi"})
+    model.update(replicas=replicas, resources={"gpus": gpus, "cpu": 4, "memory": "16Gi"})
     if spread is not None:
         model["spread"] = spread
     raw["models"] = {"svc": model}
@@ -41,7 +43,7 @@ def cluster(full: tuple[str, ...] = ()) -> ClusterState:
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {"name": f"dev-gpu-{n}", "labels": {"kubernetes.io/hostname": f"dev-gpu-{n}", LEAF: "leaf-a"}},
-            "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110", "nvidia.com/gpu": "2"}},
+            "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110", "nvidia.com/gpu": "8"}},
         }
         for n in range(1, 5)
     ]
@@ -52,7 +54,7 @@ def cluster(full: tuple[str, ...] = ()) -> ClusterState:
             "metadata": {"name": f"busy-{name}", "namespace": "other", "uid": f"busy-{name}"},
             "spec": {
                 "nodeName": name,
-                "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "2"}}}],
+                "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "8"}}}],
             },
             "status": {"phase": "Running"},
         }
@@ -75,10 +77,10 @@ def constraints(render: StackRender) -> list[dict[str, Any]]:
     return list(deployment["spec"]["template"]["spec"].get("topologySpreadConstraints", []))
 
 
-def test_a_model_of_several_replicas_spreads_across_nodes_where_it_fits_by_default(
+def test_a_preferred_spread_renders_schedule_anyway_on_the_hostname_and_none_unless_asked(
     render_raw: Callable[..., StackRender],
 ) -> None:
-    render = render_raw(stack(None), stack="dev")
+    render = render_raw(stack({}), stack="dev")
     assert constraints(render) == [
         {
             "maxSkew": 1,
@@ -87,7 +89,7 @@ def test_a_model_of_several_replicas_spreads_across_nodes_where_it_fits_by_defau
             "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "svc"}},
         }
     ]
-    assert render_raw(stack(None, replicas=1), stack="dev").spec.models["svc"].spread is None
+    assert constraints(render_raw(stack(None), stack="dev")) == []
 
 
 def test_required_spread_across_a_tier_renders_do_not_schedule_on_the_tier_label(
@@ -102,11 +104,11 @@ def test_required_spread_across_a_tier_renders_do_not_schedule_on_the_tier_label
 def test_without_spread_binpack_stacks_the_replicas(render_raw: Callable[..., StackRender], engine: str) -> None:
     verdict, replicas = placed(render_raw(stack({"across": "none"}), stack="dev"), cluster(), engine)
     assert verdict == "fits"
-    assert len({node for nodes in replicas for node in nodes}) == 2  # two on one node, binpacked
+    assert len({node for nodes in replicas for node in nodes}) == 1  # binpacked
 
 
 @pytest.mark.parametrize("engine", ["model", "volcano"])
-@pytest.mark.parametrize("spread", [None, {"across": "node", "required": True}])
+@pytest.mark.parametrize("spread", [{}, {"across": "node", "required": True}])
 def test_spread_puts_each_replica_on_its_own_node(
     render_raw: Callable[..., StackRender], engine: str, spread: dict[str, Any] | None
 ) -> None:
@@ -114,6 +116,20 @@ def test_spread_puts_each_replica_on_its_own_node(
     assert verdict == "fits"
     assert sorted(len(nodes) for nodes in replicas) == [1, 1, 1]
     assert len({nodes[0] for nodes in replicas}) == 3
+
+
+@pytest.mark.parametrize("engine", ["model", "volcano"])
+def test_larger_replicas_pack_at_volcanos_weight_and_spread_at_a_higher_one(
+    render_raw: Callable[..., StackRender], engine: str
+) -> None:
+    """Binpacking tells a half-full node from an empty one by about 400 for a four-GPU replica, more
+    than spreading's 200 at weight 2: two replicas share a node, keeping whole nodes for gangs."""
+    raw = stack({}, replicas=2, gpus=4)
+    _, replicas = placed(render_raw(raw, stack="dev"), cluster(), engine)
+    assert len({nodes[0] for nodes in replicas}) == 1
+    raw["volcano"] = {"scheduler": {"spreadWeight": 10}}
+    _, replicas = placed(render_raw(raw, stack="dev"), cluster(), engine)
+    assert len({nodes[0] for nodes in replicas}) == 2
 
 
 @pytest.mark.parametrize("engine", ["model", "volcano"])
@@ -125,7 +141,7 @@ def test_required_spread_waits_where_preferred_spread_doubles_up(
     state = cluster(full=("dev-gpu-3", "dev-gpu-4"))
     verdict, _ = placed(render_raw(stack({"across": "node", "required": True}), stack="dev"), state, engine)
     assert verdict == "waits"
-    verdict, replicas = placed(render_raw(stack(None), stack="dev"), state, engine)
+    verdict, replicas = placed(render_raw(stack({}), stack="dev"), state, engine)
     assert verdict == "fits"
     assert sorted({nodes[0] for nodes in replicas}) == ["dev-gpu-1", "dev-gpu-2"]
 
@@ -150,6 +166,5 @@ def test_a_multi_node_model_spreads_its_groups_by_their_leaders(render_raw: Call
     assert constraint["topologyKey"] == LEAF
     assert constraint["labelSelector"]["matchLabels"]["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
     assert "topologySpreadConstraints" not in template["workerTemplate"]["spec"]
-    assert render_raw(stack(None), stack="dev").spec.models["svc"].spread is not None
     raw["models"]["svc"].pop("spread")
     assert render_raw(raw, stack="dev").spec.models["svc"].spread is None  # groups do not spread unless asked

@@ -17,6 +17,7 @@ from whatif.scheduler.gradients import fullness, may_hold_a_pod, members, sub_do
 from whatif.scheduler.model import ALLOCATED_STATUSES, PENDING, Job, Node, Queue, Task
 from whatif.scheduler.resources import Resources, fits, total
 from whatif.scheduler.session import Session, Statement, sort_by
+from whatif.scheduler.spread import is_crowded, spread_candidates
 from whatif.scheduler.subgroups import SubJob, subjobs
 from whatif.scheduler.topology import ROOT, NetworkTopologyPlugin, lowest_containing
 
@@ -98,13 +99,15 @@ def node_verdict(session: Session, task: Task, node: Node) -> tuple[bool, float]
     """None when the task cannot go on the node; else (fits its idle room, score). Remembered per
     node class and task shape for the session (both change whenever the answer could)."""
     key = (node.class_key, task.shape)
-    if key not in session.verdicts or task.spread:
-        # a spread constraint judges each node by its domain and the pods on it: never remembered
+    crowded = bool(task.spread) and is_crowded(session, task, node)
+    if key not in session.verdicts or crowded:
+        # a spread constraint refuses or scores a node only by the task's pods in its domain: the
+        # answer for a domain without any is the class's, one with some is the node's own
         fw = session.fw
         verdict = None
         if fits(task.resreq, node.future_idle) and fw.predicate(task, node) is None:
             verdict = (fits(task.resreq, node.idle), fw.node_score(task, node))
-        if task.spread:
+        if crowded:
             return verdict
         session.verdicts[key] = verdict
     return session.verdicts[key]
@@ -131,7 +134,7 @@ def choose_node(session: Session, task: Task, nodes: list[Node] | None) -> Node 
     if whole and task.spread:  # each node its own: see `node_verdict`
         if session.unplaceable.get(task.shape) == session.moves:
             return None
-        nodes = list(session.nodes.values())
+        nodes = spread_candidates(session, task)
     if nodes is None:
         if session.unplaceable.get(task.shape) == session.moves:
             return None  # searched in vain and nothing has moved since

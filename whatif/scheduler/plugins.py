@@ -320,7 +320,7 @@ class NodeOrderPlugin(Plugin):
 
     def batch_node_scores(self, task: Task, nodes: list[Node]) -> dict[str, float]:
         weight = int(self.arguments.get("podtopologyspread.weight", 2))
-        return spread_scores(self.session.nodes, task, nodes, weight) if task.spread else {}
+        return spread_scores(self.session, task, nodes, weight) if task.spread else {}
 
     def couples_nodes(self, task: Task) -> bool:
         return any(not constraint.required for constraint in task.spread)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from whatif.scheduler.session import Session
 
 COUNTED = ALLOCATED_STATUSES | {PIPELINED}
+HOSTNAME = "kubernetes.io/hostname"
 MAX_NODE_SCORE = 100
 MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
 SKEWED = "node(s) didn't match pod topology spread constraints"
@@ -90,16 +91,48 @@ def _expression(labels: dict[str, str], key: str, operator: str, values: tuple[s
     return True
 
 
-def domain_counts(nodes: dict[str, Node], task: Task, constraint: Spread) -> dict[str, int]:
-    """Matching pods per value of the constraint's key, over the nodes the pod could go to."""
-    counts: dict[str, int] = {}
+def _domains(session: Session, task: Task, constraint: Spread) -> frozenset[str]:
+    """The values of the constraint's key over the nodes the pod could go to that carry every
+    required key: the same for every task of one node selector and affinity, so kept for the
+    whole prediction (a node's labels do not change in it)."""
+    required = tuple(sorted({c.key for c in task.spread if c.required}))
+    key = (constraint.key, required, tuple(sorted(task.node_selector.items())), task.node_affinity)
+    if key not in session.spread_domains:
+        session.spread_domains[key] = frozenset(
+            node.labels[constraint.key]
+            for node in session.nodes.values()
+            if constraint.key in node.labels and all(k in node.labels for k in required) and _eligible(task, node)
+        )
+    return session.spread_domains[key]
+
+
+def _matching(session: Session, task: Task, constraint: Spread) -> list[Task]:
+    """Every task of the session the constraint counts (its namespace, its selector), by an index
+    of tasks per label built once per prediction."""
+    index = session.spread_index
+    if not index:
+        for job in session.jobs.values():
+            for each in job.tasks:
+                namespace = _namespace(each)
+                index.setdefault((namespace, "", ""), []).append(each)
+                for label in each.labels.items():
+                    index.setdefault((namespace, *label), []).append(each)
     namespace = _namespace(task)
-    keys = {c.key for c in task.spread if c.required}
-    for node in nodes.values():
-        if constraint.key not in node.labels or not keys <= node.labels.keys() or not _eligible(task, node):
-            continue
-        value = node.labels[constraint.key]
-        counts[value] = counts.get(value, 0) + _count_on(node, constraint, namespace)
+    if not constraint.selector:
+        return index.get((namespace, "", ""), [])
+    sets = sorted((index.get((namespace, k, v), []) for k, v in constraint.selector), key=len)
+    return [t for t in sets[0] if _matches(constraint, t.labels)]
+
+
+def domain_counts(session: Session, task: Task, constraint: Spread) -> dict[str, int]:
+    """Matching pods per value of the constraint's key, over the domains the pod could go to
+    (every such domain present, with 0 where none runs)."""
+    domains = _domains(session, task, constraint)
+    counts = dict.fromkeys(domains, 0)
+    for other in _matching(session, task, constraint):
+        node = session.nodes.get(other.node) if other.status in COUNTED else None
+        if node is not None and node.labels.get(constraint.key) in counts and _eligible(task, node):
+            counts[node.labels[constraint.key]] += 1
     return counts
 
 
@@ -112,7 +145,7 @@ def spread_violation(session: Session, task: Task, node: Node) -> str | None:
         if constraint.key not in node.labels:
             return MISSING_LABEL
         key = ("spread", _namespace(task), constraint, task.shape)
-        per_domain = session.while_still(key, partial(domain_counts, session.nodes, task, constraint))
+        per_domain = session.while_still(key, partial(domain_counts, session, task, constraint))
         smallest = min(per_domain.values(), default=0)
         own = 1 if _matches(constraint, task.labels) else 0
         if per_domain.get(node.labels[constraint.key], 0) + own - smallest > constraint.max_skew:
@@ -120,7 +153,49 @@ def spread_violation(session: Session, task: Task, node: Node) -> str | None:
     return None
 
 
-def spread_scores(nodes: dict[str, Node], task: Task, candidates: list[Node], weight: int) -> dict[str, float]:
+def _crowded(session: Session, task: Task) -> frozenset[tuple[str, str]]:
+    """(key, value) of every domain holding a pod the task's constraints count, until a pod moves."""
+    return session.while_still(
+        ("crowded", task.shape, _namespace(task)),
+        lambda: frozenset(
+            (constraint.key, session.nodes[other.node].labels.get(constraint.key, ""))
+            for constraint in task.spread
+            for other in _matching(session, task, constraint)
+            if other.status in COUNTED and other.node in session.nodes
+        ),
+    )
+
+
+def is_crowded(session: Session, task: Task, node: Node) -> bool:
+    """Whether a domain of the node holds a pod the task's constraints count: only there do the
+    filter and the score differ from a node of the same class elsewhere."""
+    crowded = _crowded(session, task)
+    return bool(crowded) and any((c.key, node.labels.get(c.key, "")) in crowded for c in task.spread)
+
+
+def spread_candidates(session: Session, task: Task) -> list[Node]:
+    """The nodes a whole-cluster search for a spread task tries: of each class of nodes the
+    scheduler cannot otherwise tell apart, one in a domain without a counted pod, and every node
+    in a domain with one."""
+    out: list[Node] = []
+    if all(c.key == HOSTNAME for c in task.spread):  # the default: the crowded nodes hold the pods
+        held = {o.node for c in task.spread for o in _matching(session, task, c) if o.status in COUNTED}
+        out = [session.nodes[name] for name in sorted(held) if name in session.nodes]
+        spares = (next((n for n in b.values() if n.name not in held), None) for b in session.classes.values())
+        return out + [n for n in spares if n is not None]
+    for bucket in session.classes.values():
+        spare = None
+        for node in bucket.values():
+            if is_crowded(session, task, node):
+                out.append(node)
+            elif spare is None:
+                spare = node
+        if spare is not None:
+            out.append(spare)
+    return out
+
+
+def spread_scores(session: Session, task: Task, candidates: list[Node], weight: int) -> dict[str, float]:
     """The normalised score of each candidate, times `weight`; empty when the pod has no
     `ScheduleAnyway` constraint (the plugin skips)."""
     soft = [c for c in task.spread if not c.required]
@@ -135,21 +210,19 @@ def spread_scores(nodes: dict[str, Node], task: Task, candidates: list[Node], we
     weights = []
     for constraint in soft:
         values = {n.labels[constraint.key] for n in scored if constraint.key in n.labels}
-        size = len(scored) if constraint.key == "kubernetes.io/hostname" else len(values)
+        size = len(scored) if constraint.key == HOSTNAME else len(values)
         weights.append(math.log(size + 2))
-        counts = {value: 0 for value in values}
-        if constraint.key != "kubernetes.io/hostname":
-            for node in nodes.values():
-                value = node.labels.get(constraint.key)
-                if value in counts and all(c.key in node.labels for c in soft) and _eligible(task, node):
-                    counts[value] += _count_on(node, constraint, namespace)
+        counts = {}
+        if constraint.key != HOSTNAME:
+            every = domain_counts(session, task, constraint)
+            counts = {value: every.get(value, 0) for value in values}
         for_domain.append(counts)
     for node in scored:
         score = 0.0
         for constraint, counts, tp_weight in zip(soft, for_domain, weights, strict=True):
             if constraint.key not in node.labels:
                 continue
-            if constraint.key == "kubernetes.io/hostname":
+            if constraint.key == HOSTNAME:
                 count = _count_on(node, constraint, namespace)
             else:
                 count = counts[node.labels[constraint.key]]
