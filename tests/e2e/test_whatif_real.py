@@ -268,6 +268,15 @@ def _snapshot(cluster: LocalCluster, stack: PulumiStack, folder: Path, name: str
     return candidate, snapshot
 
 
+def _whatif(candidate: Path, snapshot: Path, engine: str, *extra: str) -> dict[str, Any]:
+    """`whatif --json` of the stack file on the snapshot, by one engine."""
+    command = ["whatif", "--stack", STACK, "--config-file", str(candidate), "--from", str(snapshot), "--json"]
+    code, out = _run([*command, "--engine", engine, *extra])
+    assert code in (0, 1), out
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
 def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack: Stack, tmp_path: Path) -> None:
     agreed: Counter[str] = Counter()
     differences: list[str] = []
@@ -282,24 +291,7 @@ def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack:
         before = _settle(cluster, quiet=3.0)
         stack.pulumi.write_config(_config(cluster, cells, after=True))
         candidate, snapshot = _snapshot(cluster, stack.pulumi, tmp_path, f"round-{number}")
-        answers = {}
-        for engine in ENGINES:
-            code, out = _run(
-                [
-                    "whatif",
-                    "--stack",
-                    STACK,
-                    "--config-file",
-                    str(candidate),
-                    "--from",
-                    str(snapshot),
-                    "--json",
-                    "--engine",
-                    engine,
-                ]
-            )
-            assert code in (0, 1), out
-            answers[engine] = _predicted(json.loads(out), cells)
+        answers = {engine: _predicted(_whatif(candidate, snapshot, engine), cells) for engine in ENGINES}
         _up_whatever_runs(stack.pulumi)
         observed = _observed(cells, before, _settle(cluster), _priorities(cluster))
         for cell in cells:
@@ -365,25 +357,7 @@ def test_whatif_lose_agrees_with_the_real_cluster_losing_the_hardware(
     nodes = cell_nodes()
     chosen = losses(cells, before, nodes)
     arguments = [f"--lose={loss}" for loss in chosen.values()]
-    answers = {}
-    for engine in ENGINES:
-        code, out = _run(
-            [
-                "whatif",
-                "--stack",
-                STACK,
-                "--config-file",
-                str(candidate),
-                "--from",
-                str(snapshot),
-                "--json",
-                "--engine",
-                engine,
-                *arguments,
-            ]
-        )
-        assert code in (0, 1), out
-        answers[engine] = predicted(json.loads(out), cells)
+    answers = {engine: predicted(_whatif(candidate, snapshot, engine, *arguments), cells) for engine in ENGINES}
     gone = {node for loss in chosen.values() for node in lost_nodes(loss, nodes)}
     for node in sorted(gone):
         cluster.kubectl("delete", "node", node, "--wait=false")
