@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from config.platform_labels import MANAGED_BY, MODEL_LABEL
+from config.schema.quantity import quantity_problem, quantity_value
 from config.spec.platform import PlatformSpec
 from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
 from config.upstream.volcano import GROUP_NAME_ANNOTATION
@@ -219,7 +220,7 @@ def _gpus_taken(loss: Loss, by_name: dict[str, dict[str, Any]], spec: PlatformSp
             f"--lose {loss.text}: the cluster has no node and the stack no pool named {where!r}"
             f"{_close(where, [*by_name, *spec.pools])}"
         )
-    have = {name: _count(by_name[name], gpu) for name in members}
+    have = {name: _count((by_name[name].get("status") or {}).get("allocatable"), gpu) for name in members}
     if sum(have.values()) < loss.gpus:
         raise LossError(f"--lose {loss.text}: {where} has {sum(have.values())} {gpu}, fewer than {loss.gpus}")
     taken: dict[str, int] = {}
@@ -232,8 +233,10 @@ def _gpus_taken(loss: Loss, by_name: dict[str, dict[str, Any]], spec: PlatformSp
     return taken
 
 
-def _count(node: dict[str, Any], gpu: str) -> int:
-    return int(str(((node.get("status") or {}).get("allocatable") or {}).get(gpu, "0")) or 0)
+def _count(resources: dict[str, Any] | None, gpu: str) -> int:
+    """Whole devices of a node's resource list; a quantity the API server would refuse is none."""
+    text = str((resources or {}).get(gpu, "0"))
+    return int(quantity_value(text)) if quantity_problem(text) is None else 0
 
 
 def _without_gpus(node: dict[str, Any], count: int, gpu: str) -> dict[str, Any]:
@@ -242,10 +245,7 @@ def _without_gpus(node: dict[str, Any], count: int, gpu: str) -> dict[str, Any]:
     status = dict(node.get("status") or {})
     for part in ("allocatable", "capacity"):
         if gpu in (status.get(part) or {}):
-            status[part] = {
-                **status[part],
-                gpu: str(max(0, _count({"status": {"allocatable": status[part]}}, gpu) - count)),
-            }
+            status[part] = {**status[part], gpu: str(max(0, _count(status[part], gpu) - count))}
     return {**node, "status": status}
 
 
