@@ -15,7 +15,7 @@ from typing import Any
 from whatif.scheduler.framework import ABSTAIN, PERMIT, REJECT, Plugin, Victims
 from whatif.scheduler.model import NODE_GROUP_LABEL, Job, Node, QueueAffinity, Task
 from whatif.scheduler.resources import PODS, add, fits_on_requested, plus, total
-from whatif.scheduler.spread import spread_scores, spread_violation
+from whatif.scheduler.spread import spread_scores, spread_violation, term_matches
 from whatif.scheduler.subgroups import subgroups_pipelined, subgroups_ready, subgroups_valid
 
 CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -163,28 +163,6 @@ def _tolerated(taint: dict[str, Any], tolerations: list[dict[str, Any]]) -> bool
     return False
 
 
-def _term_matches(term: tuple[tuple[str, str, tuple[str, ...]], ...], labels: dict[str, str]) -> bool:
-    """A node-selector term: every expression holds (`k8s.io/component-helpers/scheduling/corev1/nodeaffinity`)."""
-    for key, operator, values in term:
-        present = key in labels
-        if operator == "In" and not (present and labels[key] in values):
-            return False
-        if operator == "NotIn" and present and labels[key] in values:
-            return False
-        if operator == "Exists" and not present:
-            return False
-        if operator == "DoesNotExist" and present:
-            return False
-        if operator in ("Gt", "Lt"):
-            try:
-                number, bound = int(labels[key]), int(values[0])
-            except (KeyError, IndexError, ValueError):
-                return False
-            if (operator == "Gt" and number <= bound) or (operator == "Lt" and number >= bound):
-                return False
-    return True
-
-
 class PredicatesPlugin(Plugin):
     name = "predicates"
 
@@ -197,7 +175,7 @@ class PredicatesPlugin(Plugin):
         for key, value in task.node_selector.items():
             if node.labels.get(key) != value:
                 return f"node(s) didn't match Pod's node affinity/selector ({key}={value})"
-        if task.node_affinity and not any(_term_matches(term, node.labels) for term in task.node_affinity):
+        if task.node_affinity and not any(term_matches(term, node.labels) for term in task.node_affinity):
             return "node(s) didn't match Pod's node affinity/selector"
         for taint in node.taints:
             if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerated(taint, task.tolerations):

@@ -73,21 +73,28 @@ def _eligible(task: Task, node: Node) -> bool:
     """`nodeAffinityPolicy: Honor`: the node passes the pod's node selector and required affinity."""
     if any(node.labels.get(key) != value for key, value in task.node_selector.items()):
         return False
-    return not task.node_affinity or any(
-        all(_expression(node.labels, key, operator, values) for key, operator, values in term)
-        for term in task.node_affinity
-    )
+    return not task.node_affinity or any(term_matches(term, node.labels) for term in task.node_affinity)
 
 
-def _expression(labels: dict[str, str], key: str, operator: str, values: tuple[str, ...]) -> bool:
-    if operator == "In":
-        return labels.get(key) in values
-    if operator == "NotIn":
-        return labels.get(key) not in values
-    if operator == "Exists":
-        return key in labels
-    if operator == "DoesNotExist":
-        return key not in labels
+def term_matches(term: tuple[tuple[str, str, tuple[str, ...]], ...], labels: dict[str, str]) -> bool:
+    """A node-selector term: every expression holds (`k8s.io/component-helpers/scheduling/corev1/nodeaffinity`)."""
+    for key, operator, values in term:
+        present = key in labels
+        if operator == "In" and not (present and labels[key] in values):
+            return False
+        if operator == "NotIn" and present and labels[key] in values:
+            return False
+        if operator == "Exists" and not present:
+            return False
+        if operator == "DoesNotExist" and present:
+            return False
+        if operator in ("Gt", "Lt"):
+            try:
+                number, bound = int(labels[key]), int(values[0])
+            except (KeyError, IndexError, ValueError):
+                return False
+            if (operator == "Gt" and number <= bound) or (operator == "Lt" and number >= bound):
+                return False
     return True
 
 
