@@ -3,13 +3,15 @@ when a node, a domain or some GPUs go away, applied to a snapshot so that either
 what the scheduler does next.
 
 - A lost node is gone with its pods. Kubernetes' pod garbage collector deletes the pods bound to
-  a node that no longer exists (`pkg/controller/podgc/gc_controller.go`, `gcOrphaned`), and a
-  NotReady node's pods are evicted once their `unreachable` toleration ends (the taint manager);
-  either way their controllers make them again, Pending. A pod with a controller (a ReplicaSet, a
-  Job, a StatefulSet) comes back as a Pending copy; a bare pod does not.
+  a node that no longer exists (v1.35.3 `pkg/controller/podgc/gc_controller.go`, `gcOrphaned`,
+  after a 40 s quarantine), and a NotReady node's pods are evicted once their `unreachable`
+  toleration ends (the taint manager); either way their controllers make them again, Pending. A
+  pod with a controller (a ReplicaSet, a Job, a StatefulSet) comes back as a Pending copy; a bare
+  pod does not.
 - A LeaderWorkerSet group that lost any pod is made again whole: the stack's groups use
-  `restartPolicy: RecreateGroupOnPodRestart` (LWS `pkg/controllers/pod_controller.go` deletes the
-  leader, and with it the group, when one of its pods goes).
+  `restartPolicy: RecreateGroupOnPodRestart`, and LWS deletes the group's leader, and with it the
+  group, when one of its pods goes (v0.9.0 `pkg/controllers/pod_controller.go`,
+  `handleRestartPolicy`).
 - Lost GPUs lower the node's `nvidia.com/gpu` (the device plugin reports the failed device
   unhealthy); the pods on it keep running, and Volcano keeps the node Ready even when what runs
   there then exceeds what it has (v1.15.1 `pkg/scheduler/api/node_info.go`, `setNodeState` only

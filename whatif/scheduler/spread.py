@@ -3,7 +3,8 @@
 the `nodeorder` plugin adds at `podtopologyspread.weight` (default 2, `plugins/nodeorder/nodeorder.go`)
 over the candidate nodes of a task (`BatchNodeOrderFn`).
 
-From Kubernetes' `pkg/scheduler/framework/plugins/podtopologyspread/`:
+From Kubernetes' `pkg/scheduler/framework/plugins/podtopologyspread/` at v1.35.3, the release Volcano
+v1.15.1's module builds against:
 - `filtering.go`: for a `DoNotSchedule` constraint, the pods matching its selector (same namespace,
   not terminating) are counted per domain (the value of its key) over the nodes that carry the key
   and pass the pod's node selector and required affinity (`nodeAffinityPolicy: Honor`, taints
