@@ -37,8 +37,10 @@ from tests.e2e.whatif_cells import (
     GPUS_PER_NODE,
     TAINT_KEY,
     Cell,
+    bound_pods,
     cell_nodes,
     gang_objects,
+    predicted_cells,
     round_of,
     stack_changes,
 )
@@ -48,7 +50,6 @@ from tests.e2e.whatif_losses import (
     lost_gpus,
     lost_nodes,
     observed,
-    predicted,
     prepared,
     spread_apart,
 )
@@ -189,15 +190,7 @@ def _observed(
             if {p["metadata"]["uid"] for p in was} - alive and not rolled:
                 lost.append((cell.tenant, priorities[model["priorityClass"]]))
         for name, model in cell.after.items():
-            pods = [
-                p
-                for p in after
-                if p["metadata"].get("labels", {}).get(MODEL_LABEL) == name
-                and not p["metadata"].get("deletionTimestamp")
-            ]
-            want = model["replicas"] * model.get("nodesPerReplica", 1)
-            bound = sum(1 for p in pods if p["spec"].get("nodeName"))
-            out[name] = {"runs": bound >= want, "bound": bound, "want": want}
+            out[name] = bound_pods(model, name, after)
         out[cell.name] = {"victims": sorted(lost)}
     return out
 
@@ -206,24 +199,11 @@ def _template(pod: dict[str, Any]) -> str:
     return pod["metadata"].get("labels", {}).get("pod-template-hash", "")
 
 
-def _predicted(answer: dict[str, Any], cells: list[Cell]) -> dict[str, dict[str, Any]]:
-    verdicts = {m["model"]: m for m in answer["models"]}
-    out: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        victims = []
-        for name in cell.after:
-            verdict = verdicts[name]
-            out[name] = {"runs": verdict["verdict"] in ("fits", "fits-after-eviction"), "verdict": verdict}
-            victims += [(v["queue"], v["priority"]) for v in verdict["victims"]]
-        out[cell.name] = {"victims": sorted(victims)}
-    return out
-
-
 def _agrees(cell: Cell, predicted: dict[str, Any], observed: dict[str, Any]) -> bool:
     """Each model run or not as predicted; of the models the what-if says race (`whatif/races.py`),
     as many run as predicted, whichever they are (that is the order `up` creates them in); and the
     same victims."""
-    racing = {m for m in cell.after if predicted[m]["verdict"]["races"]}
+    racing = {m for m in cell.after if predicted[m]["row"]["races"]}
     same_runs = all(predicted[m]["runs"] == observed[m]["runs"] for m in cell.after if m not in racing)
     same_runs &= sum(predicted[m]["runs"] for m in racing) == sum(observed[m]["runs"] for m in racing)
     return same_runs and Counter(map(tuple, predicted[cell.name]["victims"])) == Counter(
@@ -291,7 +271,7 @@ def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack:
         before = _settle(cluster, quiet=3.0)
         stack.pulumi.write_config(_config(cluster, cells, after=True))
         candidate, snapshot = _snapshot(cluster, stack.pulumi, tmp_path, f"round-{number}")
-        answers = {engine: _predicted(_whatif(candidate, snapshot, engine), cells) for engine in ENGINES}
+        answers = {engine: predicted_cells(_whatif(candidate, snapshot, engine), cells) for engine in ENGINES}
         _up_whatever_runs(stack.pulumi)
         observed = _observed(cells, before, _settle(cluster), _priorities(cluster))
         for cell in cells:
@@ -299,7 +279,7 @@ def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack:
                 if _agrees(cell, answers[engine], observed):
                     agreed[engine] += 1
                 else:
-                    models = {m: (answers[engine][m]["verdict"]["verdict"], observed[m]) for m in cell.after}
+                    models = {m: (answers[engine][m]["row"]["verdict"], observed[m]) for m in cell.after}
                     differences.append(
                         f"round {number} cell {cell.name} ({engine}): models {models}; victims predicted "
                         f"{answers[engine][cell.name]['victims']}, real {observed[cell.name]['victims']}"
@@ -357,7 +337,7 @@ def test_whatif_lose_agrees_with_the_real_cluster_losing_the_hardware(
     nodes = cell_nodes()
     chosen = losses(cells, before, nodes)
     arguments = [f"--lose={loss}" for loss in chosen.values()]
-    answers = {engine: predicted(_whatif(candidate, snapshot, engine, *arguments), cells) for engine in ENGINES}
+    answers = {engine: predicted_cells(_whatif(candidate, snapshot, engine, *arguments), cells) for engine in ENGINES}
     gone = {node for loss in chosen.values() for node in lost_nodes(loss, nodes)}
     for node in sorted(gone):
         cluster.kubectl("delete", "node", node, "--wait=false")
@@ -379,7 +359,7 @@ def test_whatif_lose_agrees_with_the_real_cluster_losing_the_hardware(
             if agrees(cell, answers[engine], seen):
                 agreed[engine] += 1
             else:
-                models = {m: (answers[engine][m]["status"], seen[m]) for m in cell.after}
+                models = {m: (answers[engine][m]["row"]["status"], seen[m]) for m in cell.after}
                 differences.append(
                     f"cell {cell.name} lost {chosen[cell.name]} ({engine}): models {models}; victims predicted "
                     f"{answers[engine][cell.name]['victims']}, real {seen[cell.name]['victims']}"

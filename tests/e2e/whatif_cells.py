@@ -15,6 +15,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from config.platform_labels import MODEL_LABEL
+
 CELLS = 10
 NODES_PER_CELL = 6
 GPUS_PER_NODE = 4
@@ -255,3 +257,30 @@ def gang_objects(gang: Gang, cell: int) -> list[dict[str, Any]]:
             },
         },
     ]
+
+
+def bound_pods(model: dict[str, Any], name: str, pods: list[dict[str, Any]]) -> dict[str, Any]:
+    """Whether every pod of a model is bound, among `pods` (those being deleted left out)."""
+    live = [
+        p
+        for p in pods
+        if (p["metadata"].get("labels") or {}).get(MODEL_LABEL) == name and not p["metadata"].get("deletionTimestamp")
+    ]
+    want = model["replicas"] * model.get("nodesPerReplica", 1)
+    bound = sum(1 for p in live if p["spec"].get("nodeName"))
+    return {"runs": bound >= want, "bound": bound, "want": want}
+
+
+def predicted_cells(answer: dict[str, Any], cells: list[Cell]) -> dict[str, dict[str, Any]]:
+    """A `whatif --json` answer (with or without `--lose`) per model of the cells (whether it runs,
+    and its row) and per cell the (queue, priority) of each victim."""
+    rows = {m["model"]: m for m in answer["models"]}
+    out: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        victims = []
+        for name in cell.after:
+            row = rows[name]
+            out[name] = {"runs": row["verdict"] in ("fits", "fits-after-eviction"), "row": row}
+            victims += [(v["queue"], v["priority"]) for v in row["victims"]]
+        out[cell.name] = {"victims": sorted(victims)}
+    return out

@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any
 
 from config.platform_labels import MODEL_LABEL
-from tests.e2e.whatif_cells import BATCH, CELL_LABEL, GPUS_PER_NODE, LEAF_LABEL, Cell, node_name
+from tests.e2e.whatif_cells import BATCH, CELL_LABEL, GPUS_PER_NODE, LEAF_LABEL, Cell, bound_pods, node_name
 
 KINDS = ("node", "domain", "gpus", "nodes")
 
@@ -133,29 +133,7 @@ def observed(
             was = [p for p in before if (p["metadata"].get("labels") or {}).get(MODEL_LABEL) == name]
             if evicted(was):
                 victims.append((cell.tenant, priorities[model["priorityClass"]]))
-            now = [
-                p
-                for p in after
-                if (p["metadata"].get("labels") or {}).get(MODEL_LABEL) == name
-                and not p["metadata"].get("deletionTimestamp")
-            ]
-            want = model["replicas"] * model.get("nodesPerReplica", 1)
-            bound = sum(1 for p in now if p["spec"].get("nodeName"))
-            out[name] = {"runs": bound >= want, "bound": bound, "want": want}
-        out[cell.name] = {"victims": sorted(victims)}
-    return out
-
-
-def predicted(answer: dict[str, Any], cells: list[Cell]) -> dict[str, dict[str, Any]]:
-    """The `whatif --lose --json` answer in the shape of `observed`."""
-    models = {m["model"]: m for m in answer["models"]}
-    out: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        victims = []
-        for name in cell.after:
-            row = models[name]
-            out[name] = {"runs": row["verdict"] in ("fits", "fits-after-eviction"), "status": row["status"]}
-            victims += [(v["queue"], v["priority"]) for v in row["victims"]]
+            out[name] = bound_pods(model, name, after)
         out[cell.name] = {"victims": sorted(victims)}
     return out
 
