@@ -17,7 +17,7 @@ INSTALLED := $(VENV)/.installed
 export STACK CONFIG BASE FROM MARKDOWN KEEP TIERS SIZE VOLCANO LWS PULUMI PROMETHEUS_OPERATOR KEDA GATEWAY_API_REPOSITORY
 
 .PHONY: render check diff preflight import-topology test quick lint typecheck tools schema golden lock bench \
-	upstream upstream-generated clean volcano-session tenant-isolation real-cluster e2e
+	upstream upstream-generated clean volcano-session volcano-releases tenant-isolation real-cluster e2e
 
 $(INSTALLED): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -73,15 +73,19 @@ tools:
 volcano-session: $(INSTALLED)
 	$(PY) -m whatif.volcano.build
 
+## volcano-releases: the same for every Volcano release `whatif --upgrade` compares (volcano-session/releases/)
+volcano-releases: $(INSTALLED)
+	$(PY) -m whatif.volcano.build --releases
+
 ## tenant-isolation: build the upstream NetworkPolicy and Pod Security engines the isolation tests
 ##                   ask (tenant-isolation/; cached like volcano-session)
 tenant-isolation: $(INSTALLED)
 	$(PY) -m offline.isolation.engine
 
-## test: lint, type check, the Volcano engine and the isolation engines (where Go is) and the whole
-##       test suite (two workers)
+## test: lint, type check, the Volcano engine of every release and the isolation engines (where Go is)
+##       and the whole test suite (two workers)
 test: lint typecheck tools
-	$(PY) -m whatif.volcano.build --if-go
+	$(PY) -m whatif.volcano.build --if-go --releases
 	$(PY) -m offline.isolation.engine --if-go
 	$(PY) -m pytest -q -n 2 -m "not e2e"
 

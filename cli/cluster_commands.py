@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from cli.exit import FOUND, OK, UsageError, stack_name
-from cli.prediction import FROM_HELP, cluster_state, engine_argument, lose_argument, predict_for, predict_loss
+from cli.prediction import (
+    FROM_HELP,
+    cluster_state,
+    engine_argument,
+    lose_argument,
+    predict_for,
+    predict_loss,
+    predict_upgrade,
+    upgrade_argument,
+)
 from cli.render_commands import CONFIG_FILE_HELP, STACK_HELP, command_parser, render_stack_of
 from config.upstream.cloud_topology import PRESET_NAMES
 
@@ -123,6 +132,12 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     from whatif.report import as_json, markdown
 
     result = render_stack_of(args)
+    if args.upgrade:
+        from whatif.volcano import upgrade
+
+        answer = predict_upgrade(args, result)
+        print(upgrade.as_json(answer) if args.json else upgrade.markdown(answer), end="")
+        return OK if answer.unchanged else FOUND
     if args.lose:
         from whatif import loss_report
 
@@ -277,10 +292,12 @@ def add_cluster_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> N
         "volcano-platform whatif --stack aicloud-a",
         "volcano-platform whatif --stack aicloud-a --from cluster.json --json",
         "volcano-platform whatif --stack aicloud-a --from cluster.json --lose domain=leaf-3",
+        "volcano-platform whatif --stack aicloud-a --from cluster.json --upgrade volcano=v1.15.1",
     )
     _stack_on_cluster_arguments(whatif)
     engine_argument(whatif)
     lose_argument(whatif)
+    upgrade_argument(whatif)
     whatif.add_argument("--json", action="store_true", help="print the prediction as JSON (schema/whatif.schema.json)")
     whatif.set_defaults(handler=cmd_whatif)
     explain = command_parser(

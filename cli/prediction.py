@@ -40,6 +40,55 @@ def predict_on(args: argparse.Namespace, result: Any, state: ClusterState) -> An
     return with_missing_claims(prediction, state, result.spec)
 
 
+def predict_upgrade(args: argparse.Namespace, result: Any) -> Any:
+    """`whatif --upgrade`: the release the cluster runs and the target, each answering with its own
+    scheduling code (`whatif.volcano.upgrade`). Only Volcano's code can: `--engine model` is bad input,
+    as is a release the project has no build of."""
+    from whatif.volcano.releases import UpgradeError, parse_upgrade
+    from whatif.volcano.upgrade import compare
+
+    if args.engine == "model":
+        raise UsageError(
+            "--upgrade compares two Volcano releases' own scheduling code; the model follows one release: "
+            "leave out `--engine model`"
+        )
+    if args.lose:
+        raise UsageError("--upgrade and --lose are separate questions: ask one at a time")
+    state = cluster_state(args, result.spec.config.cluster.context)
+    try:
+        upgrade = parse_upgrade(args.upgrade, state)
+    except UpgradeError as why:
+        raise UsageError(str(why)) from why
+    running, target = (_release_prediction(result, state, release) for release in (upgrade.running, upgrade.target))
+    return compare(upgrade, running, target, result.spec)
+
+
+def _release_prediction(result: Any, state: ClusterState, release: str) -> Any:
+    from functools import partial
+
+    from whatif.claims import with_missing_claims
+    from whatif.pool_growth import with_pool_growth
+    from whatif.volcano.build import EngineUnavailableError, binary_path, ensure_built
+    from whatif.volcano.predict import predict_with_volcano
+
+    try:
+        if not binary_path(release).exists():
+            print(
+                f"building Volcano {release}'s scheduling code (volcano-session) from its Go module before answering: "
+                "a few minutes the first time, then cached (`make volcano-releases` builds every release ahead)",
+                file=sys.stderr,
+                flush=True,
+            )
+        ensure_built(release=release)
+    except EngineUnavailableError as why:
+        raise UsageError(f"--upgrade needs Volcano {release}'s scheduling code: {why}") from why
+    predictor = partial(predict_with_volcano, release=release)
+    prediction = predictor(state, result.spec, result.rendered)
+    if result.spec.pools:
+        prediction = with_pool_growth(prediction, state, result.spec, result.rendered, predictor)
+    return with_missing_claims(prediction, state, result.spec)
+
+
 def predict_loss(args: argparse.Namespace, result: Any) -> Any:
     """`whatif --lose`: the same engine on the cluster as it is and after the loss, compared per
     model and per tenant (`whatif.loss_report`). A `--lose` naming nothing the cluster has is bad
@@ -112,6 +161,16 @@ def engine_argument(parser: argparse.ArgumentParser) -> None:
         help="who answers: `volcano`, Volcano's own scheduling code (built from its Go module first if "
         "needed); `model`, the project's model of it; `auto` (default) Volcano's code where it is built "
         "(`make volcano-session`), else the model",
+    )
+
+
+def upgrade_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--upgrade",
+        metavar="volcano=RELEASE",
+        help="answer with the scheduling code of the Volcano release the cluster runs (its vc-scheduler image tag) "
+        "and of RELEASE, and say which verdicts change and the upstream changes that can cause it; "
+        "`volcano=<running>..<target>` names the running release too. Exit 0 when nothing changes, 1 otherwise",
     )
 
 

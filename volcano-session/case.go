@@ -10,6 +10,10 @@ type Case struct {
 	// as in Volcano's unit tests, which build their tiers by hand.
 	Conf     string `json:"conf"`
 	Defaults bool   `json:"defaults"`
+	// Fallback answers a Conf the release cannot read as its binary does: the scheduler keeps the
+	// configuration it has, at start its DefaultSchedulerConf (pkg/scheduler/scheduler.go,
+	// loadSchedulerConf), and the answer says why in PolicyRefused. Without it such a case is an error.
+	Fallback bool `json:"fallback"`
 	// Objects are Kubernetes objects with apiVersion and kind.
 	Objects []json.RawMessage `json:"objects"`
 	// Cycles is how many scheduling cycles may run (1: one session). Between cycles, bound pods
@@ -27,6 +31,9 @@ type Answer struct {
 	// Random is true when repeats of the same case ended differently.
 	Random bool   `json:"random"`
 	Error  string `json:"error,omitempty"`
+	// PolicyRefused is why the release could not read the case's Conf, when Fallback ran its
+	// default configuration instead.
+	PolicyRefused string `json:"policyRefused,omitempty"`
 }
 
 // Outcome is the result of the cycles of one run.

@@ -23,6 +23,10 @@ const maxCycles = 32
 func run(c Case) Answer {
 	answer := Answer{ID: c.ID}
 	policy, err := parsePolicy(c.Conf, c.Defaults)
+	if err != nil && c.Fallback && c.Defaults {
+		answer.PolicyRefused = err.Error()
+		policy, err = parsePolicy(scheduler.DefaultSchedulerConf, true)
+	}
 	if err != nil {
 		answer.Error = "policy: " + err.Error()
 		return answer

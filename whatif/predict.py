@@ -79,6 +79,12 @@ class Verdict:
     """New models of the change it races with: which of them runs is the order of `up` (`races`)."""
     replicas: list[list[str]] = field(default_factory=list)
     """The nodes of each replica where it runs."""
+    admitted: bool | None = None
+    """Whether Volcano's enqueue admitted every PodGroup of the model (none left `Pending`), where
+    Volcano's own code answered; what tells a queue's share from the nodes in `whatif --upgrade`."""
+    pod_groups: list[str] = field(default_factory=list)
+    """The model's PodGroups (`namespace/name`), where Volcano's own code answered: whose victims
+    they are, in `whatif --upgrade`."""
 
 
 def settle(session: Session) -> None:
@@ -153,6 +159,9 @@ class Prediction:
     ties_tried: bool = True
     """Whether Volcano's code was run more than once, so a random tie between equal nodes shows
     (`volcano` only; at a size where each run is long, it runs once)."""
+    policy_refused: str = ""
+    """Why the Volcano release that answered could not read the stack's scheduler configuration, when
+    it ran its default one instead (`whatif --upgrade` to a release that lacks an action)."""
 
     @property
     def all_fit(self) -> bool:

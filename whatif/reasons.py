@@ -73,6 +73,23 @@ def queue_limit(session: Session, job: Job, gpu: str) -> tuple[str, float, float
     return None
 
 
+def enqueue_limit(session: Session, job: Job, gpu: str) -> tuple[str, float, float, float, float] | None:
+    """(queue, allocated, held, limit, need) in milli-GPUs where the job's PodGroup is not admitted
+    because its queue's share is held: the capacity plugin admits a PodGroup only while its
+    `minResources` plus what the queue has allocated and what its admitted PodGroups hold
+    (`inqueue`), less their pods beyond their minimum (`elastic`), stay within the queue's
+    `realCapability` (`jobEnqueueable`, plugins/capacity/capacity.go)."""
+    attr, plugin = _queue_attr(session, job.queue)
+    if attr is None or plugin != "capacity" or job.phase not in ("Pending", "") or job.min_resources is None:
+        return None
+    need = job.min_resources.get(gpu, 0.0)
+    allocated, held = attr.allocated.get(gpu, 0.0), attr.inqueue.get(gpu, 0.0)
+    limit = attr.real_capability.get(gpu, float("inf"))
+    if held > 0 and need + allocated + held - attr.elastic.get(gpu, 0.0) > limit:
+        return attr.name, allocated, held, limit, need
+    return None
+
+
 def queue_keys(spec: PlatformSpec) -> dict[str, str]:
     """Each queue's settings by its stack key: `tenants.<t>.queue`, or `...queue.byType.<type>` for
     a queue of one accelerator type."""
@@ -139,6 +156,15 @@ def reason_for(session: Session, job: Job, model: ModelSpec, spec: PlatformSpec,
             f"{which} is at {gpus(allocated)} of {gpus(limit)} GPUs{capped} and the pending pods need "
             f"{gpus(need)} more{admitted}",
             key,
+        )
+    held = enqueue_limit(session, job, gpu)
+    if held is not None:
+        name, allocated, reserved, limit, need = held
+        return Reason(
+            f"queue `{name}` has {gpus(allocated)} of its {gpus(limit)} GPUs allocated and {gpus(reserved)} held by "
+            f"admitted PodGroups whose pods wait; the model's PodGroup needs {gpus(need)}, so it is not admitted, "
+            "and a PodGroup that is not admitted neither starts nor preempts",
+            f"{queue_keys(spec).get(name, tenant_key)}.capability",
         )
     task = pending[0]
     shaped = _shape_nodes(session, task)

@@ -48,6 +48,9 @@ class GoProgram:
     """Folders outside its own whose files its build also reads."""
     make_target: str = ""
     """The `make` target that builds it ahead of time, for messages."""
+    release: str = ""
+    """Another build of the same sources, against the module versions of `releases/<release>.mod`
+    and `.sum` (the program's folder), which stand for `go.mod` and `go.sum`; empty: `go.mod`'s."""
 
     @property
     def source(self) -> Path:
@@ -55,7 +58,11 @@ class GoProgram:
 
     def source_files(self) -> list[Path]:
         """The files the build reads, in a fixed order."""
-        found = [self.source / "go.mod", self.source / "go.sum", self.source / "build.sh"]
+        if self.release:
+            modules = [self.source / "releases" / f"{self.release}.{ext}" for ext in ("mod", "sum")]
+        else:
+            modules = [self.source / "go.mod", self.source / "go.sum"]
+        found = [*modules, self.source / "build.sh"]
         found += sorted(self.source.glob("*.go")) + [p for folder in self.shared for p in sorted(folder.glob("*"))]
         return found
 
@@ -65,21 +72,28 @@ class GoProgram:
             digest.update(path.relative_to(PROJECT_DIR).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
         return digest.hexdigest()[:16]
 
+    @property
+    def label(self) -> str:
+        """The program's name, with the release it is built against when that is not go.mod's."""
+        return f"{self.name} {self.release}" if self.release else self.name
+
     def binary_path(self) -> Path:
-        return cache_dir() / f"{self.name}-{self.source_hash()}"
+        release = f"-{self.release}" if self.release else ""
+        return cache_dir() / f"{self.name}{release}-{self.source_hash()}"
 
     def ensure_built(self, *, build: bool = True) -> Path:
         """The binary, built first if needed (`build=False`: only an existing one)."""
+        missing = [str(path) for path in self.source_files()[:3] if not path.exists()]
+        if missing:
+            raise ProgramUnavailableError(f"the Go program {self.label} is missing: {', '.join(missing)}")
         target = self.binary_path()
         if target.exists():
             return target
-        if not self.source.is_dir():
-            raise ProgramUnavailableError(f"the Go program is missing ({self.source})")
         if not build:
             how = f"run `make {self.make_target}`" if self.make_target else "build it"
-            raise ProgramUnavailableError(f"{self.name} is not built; {how} (it would be {target})")
+            raise ProgramUnavailableError(f"{self.label} is not built; {how} (it would be {target})")
         if not go_available():
-            raise ProgramUnavailableError(f"Go is not installed: {self.name} is built from its Go module")
+            raise ProgramUnavailableError(f"Go is not installed: {self.label} is built from its Go module")
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(target.parent / ".build.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others then find it built
@@ -92,18 +106,18 @@ class GoProgram:
             out = Path(scratch) / target.name
             try:
                 result = subprocess.run(
-                    ["bash", str(self.source / "build.sh"), str(out)],
+                    ["bash", str(self.source / "build.sh"), str(out), *([self.release] if self.release else [])],
                     capture_output=True,
                     text=True,
                     timeout=BUILD_TIMEOUT_SECONDS,
                     check=False,
                 )
             except subprocess.TimeoutExpired as timeout:
-                raise ProgramUnavailableError(f"building {self.name} took over {BUILD_TIMEOUT_SECONDS} s") from timeout
+                raise ProgramUnavailableError(f"building {self.label} took over {BUILD_TIMEOUT_SECONDS} s") from timeout
             if result.returncode != 0 or not out.exists():
                 tail = "\n".join((result.stderr or result.stdout).strip().splitlines()[-5:])
                 raise ProgramUnavailableError(
-                    f"building {self.name} failed (Go and the module proxy are needed):\n{tail}"
+                    f"building {self.label} failed (Go and the module proxy are needed):\n{tail}"
                 )
             os.replace(out, target)
 

@@ -12,6 +12,7 @@ that does not run is tried again alone on the same nodes, as the model does, to 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -43,6 +44,7 @@ from whatif.scheduler.engine import ACTIONS, open_session
 from whatif.scheduler.model import PENDING, RUNNING
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT
+from whatif.volcano.build import ensure_built
 from whatif.volcano.runner import EngineError, run_cases
 from whatif.workload import Objects, build_world, waking_note
 
@@ -52,6 +54,23 @@ REPEAT = 3
 TIE_CHECK_OBJECTS = 20_000
 """Objects (nodes, pods, PodGroups, ...) up to which the question is run `REPEAT` times."""
 V1BETA1 = "scheduling.volcano.sh/v1beta1"
+DEFAULT_SCHEDULER_CONF = """actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+"""`DefaultSchedulerConf` of pkg/scheduler/util.go (the same in v1.14.1, v1.15.0 and v1.15.1): what a
+scheduler that cannot read its configuration at start runs (`loadSchedulerConf`, scheduler.go)."""
+Run = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+"""`run_cases` with the build of `volcano-session` that answers."""
 
 
 def cluster_objects(
@@ -135,10 +154,12 @@ def _case(
 
 
 def _settle_to(session: Session, outcome: dict[str, Any]) -> None:
-    """The model's session as Volcano left the cluster: each pod where it ended, and each PodGroup's
-    Unschedulable message of the last cycle as the scheduler's last word on it."""
+    """The model's session as Volcano left the cluster: each pod where it ended, each PodGroup's
+    phase, and its Unschedulable message of the last cycle as the scheduler's last word on it."""
     placed = outcome["pods"]
     session.unschedulable = dict(outcome["cycles"][-1].get("conditions") or {})
+    for job in session.jobs.values():  # what the queues' shares are counted from (`_inqueue_of`)
+        job.phase = outcome["phases"].get(job.uid, job.phase)
     for job in session.jobs.values():
         for task in job.tasks:
             node = placed.get(task.uid, "")
@@ -186,10 +207,15 @@ def predict_with_volcano(
     repeat: int | None = None,
     *,
     compare: bool = False,
+    release: str | None = None,
 ) -> Prediction:
     """Volcano's answer. `repeat`: runs of the question (default `repeats_for` the cluster's size);
     `compare`: also answer with the model and note each verdict where it differs (the tests and
-    the benchmark do; a user's answer does not wait for a second engine)."""
+    the benchmark do; a user's answer does not wait for a second engine); `release`: the Volcano
+    release whose code answers (`whatif --upgrade`; default the pinned one), which takes the stack's
+    scheduler configuration as its binary would: one it cannot read leaves it on its defaults."""
+    binary = ensure_built(release=release) if release else None
+    run = partial(run_cases, binary=binary)
     tiers, actions, configurations = policy_of(spec)
     conf = scheduler_conf_text(spec)
     session, models, objects = build_world(state, spec, rendered)
@@ -199,23 +225,29 @@ def predict_with_volcano(
     session.hypernodes.pop(ROOT, None)
     world = cluster_objects(state, spec, rendered, objects)
     runs_ = repeat if repeat is not None else repeats_for(world)
-    answer = run_cases([_case("change", world, conf, runs_)])[0]
+    answer = run([{**_case("change", world, conf, runs_), "fallback": bool(release)}])[0]
+    if answer.get("policyRefused"):
+        conf = DEFAULT_SCHEDULER_CONF  # what the release then runs, for the questions that follow
     del world
     outcome = _majority(answer)
     evicted = _evicted(session, outcome)
     _settle_to(session, outcome)
     stuck = [name for name in spec.models if not runs(session, models[name])]
     empty = on_an_empty_cluster(
-        stuck, lambda names: _alone(state, spec, rendered, names, conf, configurations, tiers, runs_)
+        stuck, lambda names: _alone(run, state, spec, rendered, names, conf, configurations, tiers, runs_)
     )
     open_session(session, tiers)  # the plugins' view of the cluster as Volcano left it, for reasons
     by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
     verdicts = [verdict_of(session, empty.get(name), spec, models[name], by_preemptor) for name in spec.models]
+    for verdict in verdicts:
+        phases = [outcome["phases"].get(job, "Pending") for job in models[verdict.model].jobs]
+        verdict.admitted = "Pending" not in phases
+        verdict.pod_groups = list(models[verdict.model].jobs)
     session.hypernodes.pop(ROOT, None)
     modelled = predict(state, spec, rendered).verdicts if compare else []
     _notes(verdicts, modelled, _undecided(session, models, answer), spec)
     new = new_models(state, spec)
-    first = partial(_runs_first, state, spec, rendered, new, conf)
+    first = partial(_runs_first, run, state, spec, rendered, new, conf)
     mark_races(verdicts, racing(state, spec, new, session, models, empty, first))
     return Prediction(
         spec.stack,
@@ -226,6 +258,7 @@ def predict_with_volcano(
         sorted(set(not_modelled)),
         engine="volcano",
         ties_tried=runs_ > 1,
+        policy_refused=answer.get("policyRefused", ""),
     )
 
 
@@ -236,6 +269,7 @@ def repeats_for(objects: list[dict[str, Any]]) -> int:
 
 
 def _alone(
+    run: Run,
     state: ClusterState,
     spec: PlatformSpec,
     rendered: Rendered,
@@ -251,7 +285,7 @@ def _alone(
     alone.configurations = configurations
     # One cycle: with nothing running there is nothing to evict, so the first session's enqueue and
     # allocate place all that can be placed, and a second would only try the rest again.
-    answer = run_cases([_case("alone", cluster_objects(idle, spec, rendered, objects), conf, repeat, cycles=1)])[0]
+    answer = run([_case("alone", cluster_objects(idle, spec, rendered, objects), conf, repeat, cycles=1)])[0]
     _settle_to(alone, _majority(answer))
     open_session(alone, tiers)
     alone.hypernodes.pop(ROOT, None)
@@ -259,11 +293,11 @@ def _alone(
 
 
 def _runs_first(
-    state: ClusterState, spec: PlatformSpec, rendered: Rendered, new: set[str], conf: str, name: str
+    run: Run, state: ClusterState, spec: PlatformSpec, rendered: Rendered, new: set[str], conf: str, name: str
 ) -> bool:
     """Whether `name` runs as the only new model of the change (`predict.racing`); one run."""
     first, models, objects = build_world(state, alone_of_the_new(spec, name, new), rendered)
-    answer = run_cases([_case("first", cluster_objects(state, spec, rendered, objects), conf, 1)])[0]
+    answer = run([_case("first", cluster_objects(state, spec, rendered, objects), conf, 1)])[0]
     _settle_to(first, _majority(answer))
     return runs(first, models[name])
 
