@@ -91,8 +91,11 @@ def _release_prediction(result: Any, state: ClusterState, release: str) -> Any:
 
 def predict_loss(args: argparse.Namespace, result: Any) -> Any:
     """`whatif --lose`: the same engine on the cluster as it is and after the loss, compared per
-    model and per tenant (`whatif.loss_report`). A `--lose` naming nothing the cluster has is bad
-    input (exit 2)."""
+    model and per tenant (`whatif.loss_report`); where LeaderWorkerSet groups are made again, also
+    with them back at once, since how soon LWS makes them decides what runs first. A `--lose`
+    naming nothing the cluster has is bad input (exit 2)."""
+    from dataclasses import replace
+
     from whatif.loss import LossError, after_loss, parse_loss
     from whatif.loss_report import compare
 
@@ -104,7 +107,10 @@ def predict_loss(args: argparse.Namespace, result: Any) -> Any:
         raise UsageError(str(why)) from why
     before = predict_on(args, result, state)
     after = predict_on(args, result, lost_state)
-    return compare(before, after, lost, result.spec)
+    at_once = None
+    if lost_state.restarting_groups:
+        at_once = predict_on(args, result, replace(lost_state, restarting_groups=set()))
+    return compare(before, after, lost, result.spec, at_once)
 
 
 def _engine_prediction(args: argparse.Namespace, state: ClusterState, result: Any) -> tuple[Any, Any]:

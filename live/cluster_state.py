@@ -111,6 +111,10 @@ class ClusterState:
     header_policies: list[dict[str, Any]] = field(default_factory=list)
     """Envoy Gateway's ClientTrafficPolicies, kgateway's ListenerPolicies, agentgateway's policies and
     Istio's EnvoyFilters: where a gateway removes headers before its ext-proc (the router) runs."""
+    restarting_groups: set[tuple[str, str, str]] = field(default_factory=set)
+    """LeaderWorkerSet groups (namespace, LeaderWorkerSet, group index) whose controller is making
+    them again: their pods arrive only once the rest of the group has gone and the scheduler has
+    settled without them (what `whatif --lose` leaves after a group lost a pod)."""
     listed: set[str] = field(default_factory=set)
     """Kinds read: every kind the cluster serves, or those a dump holds (a dump may leave out a kind
     that exists; a check that needs one says so instead of calling it missing)."""

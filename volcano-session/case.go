@@ -16,6 +16,11 @@ type Case struct {
 	Fallback bool `json:"fallback"`
 	// Objects are Kubernetes objects with apiVersion and kind.
 	Objects []json.RawMessage `json:"objects"`
+	// Arrivals are pods that reach the cluster only once the cycles have settled (a cycle binds and
+	// evicts nothing, or evicts the same pods again): the pods a controller makes only after the
+	// rest of their group has gone, as LeaderWorkerSet makes a group again after a pod of it was
+	// lost. The cycles then go on, within the same budget.
+	Arrivals []json.RawMessage `json:"arrivals,omitempty"`
 	// Cycles is how many scheduling cycles may run (1: one session). Between cycles, bound pods
 	// run, evicted pods are recreated Pending and PodGroups keep the phase the session gave them.
 	Cycles int `json:"cycles"`

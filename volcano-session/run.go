@@ -32,6 +32,9 @@ func run(c Case) Answer {
 		return answer
 	}
 	world, err := decodeWorld(c.Objects)
+	if err == nil {
+		world.Arrivals, err = decodeArrivals(c.Arrivals)
+	}
 	if err != nil {
 		answer.Error = err.Error()
 		return answer
@@ -82,9 +85,10 @@ func parsePolicy(text string, defaults bool) (Policy, error) {
 }
 
 // settle runs cycles until one binds and evicts nothing, or evicts the same pods as an earlier
-// one. Between cycles the world changes as the cluster would: bound pods run, evicted pods are
-// recreated Pending by their controllers, PodGroups keep the phase the session wrote; each change
-// reaches the one cache of the run as an informer event.
+// one; then the world's arrivals come and it runs on until that happens again. Between cycles the
+// world changes as the cluster would: bound pods run, evicted pods are recreated Pending by their
+// controllers, PodGroups keep the phase the session wrote; each change reaches the one cache of
+// the run as an informer event.
 func settle(w *World, p Policy, cycles int) (Outcome, error) {
 	out := Outcome{Pods: map[string]string{}, Phases: map[string]string{}, Evicted: []string{}}
 	s, err := newScheduler(w)
@@ -101,14 +105,17 @@ func settle(w *World, p Policy, cycles int) (Outcome, error) {
 		out.Cycles = append(out.Cycles, cycle)
 		out.Evicted = append(out.Evicted, cycle.Evictions...)
 		apply(w, s, cycle, i+1)
-		if len(cycle.Binds) == 0 && len(cycle.Evictions) == 0 {
-			break
-		}
 		evicted := append([]string{}, cycle.Evictions...)
 		sort.Strings(evicted)
 		signature := strings.Join(evicted, ",")
-		if len(evicted) > 0 && seen[signature] {
+		settled := (len(cycle.Binds) == 0 && len(evicted) == 0) || (len(evicted) > 0 && seen[signature])
+		if settled && len(w.Arrivals) == 0 {
 			break
+		}
+		if settled {
+			arrive(w, s)
+			seen = map[string]bool{}
+			continue
 		}
 		seen[signature] = true
 	}
@@ -123,6 +130,16 @@ func settle(w *World, p Policy, cycles int) (Outcome, error) {
 		out.Phases[key(pg.Namespace, pg.Name)] = string(pg.Status.Phase)
 	}
 	return out, nil
+}
+
+// arrive adds the world's arrivals to it and to the scheduler's cache, as the informer would.
+func arrive(w *World, s *Scheduler) {
+	for _, pod := range w.Arrivals {
+		arrived := pod.DeepCopy()
+		w.Pods = append(w.Pods, arrived)
+		s.addPod(arrived)
+	}
+	w.Arrivals = nil
 }
 
 // apply carries one cycle's decisions into the world and the scheduler's cache.

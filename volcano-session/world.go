@@ -18,6 +18,8 @@ type World struct {
 	Queues          []*schedulingv1beta1.Queue
 	HyperNodes      []*topologyv1alpha1.HyperNode
 	PriorityClasses []*schedulingv1.PriorityClass
+	// Arrivals are pods that reach the cluster only once it has settled (Case.Arrivals).
+	Arrivals []*v1.Pod
 }
 
 // decodeWorld reads objects by kind; kinds the scheduler does not read are refused, so a caller
@@ -64,7 +66,20 @@ func appendDecoded[T any](list []*T, raw json.RawMessage) ([]*T, error) {
 	return append(list, obj), nil
 }
 
-// clone copies the objects a run changes (pods and PodGroups), so repeats start alike.
+// decodeArrivals reads the pods of Case.Arrivals; any other kind is refused.
+func decodeArrivals(objects []json.RawMessage) ([]*v1.Pod, error) {
+	arrived, err := decodeWorld(objects)
+	if err != nil {
+		return nil, fmt.Errorf("arrivals: %v", err)
+	}
+	if len(arrived.Pods) != len(objects) {
+		return nil, fmt.Errorf("arrivals: only pods arrive later")
+	}
+	return arrived.Pods, nil
+}
+
+// clone copies the objects a run changes (pods and PodGroups), so repeats start alike; arrivals
+// are copied when they arrive.
 func (w *World) clone() *World {
 	out := *w
 	out.Pods = make([]*v1.Pod, len(w.Pods))

@@ -17,12 +17,14 @@ from typing import Any
 
 from config.schema.go_regexp import finds
 from config.spec.platform import PlatformSpec
+from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
 from live.cluster_state import ClusterState, StateError
 from offline.manifests import Rendered
 from whatif.hypernodes import after_up
 from whatif.scenario import PREEMPTABLE, HyperNodeCycleError, gang_fields, hypernodes_of, queue_affinity, task_status
 from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
+from whatif.scheduler.session import Session
 from whatif.scheduler.spread import spread_of
 
 CRITICAL = frozenset({"system-cluster-critical", "system-node-critical"})
@@ -284,3 +286,37 @@ def pod_group_job(obj: dict[str, Any], priorities: dict[str, int], default: int,
         order=order,
         **gang_fields(spec, metadata.get("annotations") or {}),
     )
+
+
+def lws_group(pod: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(namespace, LeaderWorkerSet, group index) of a LeaderWorkerSet's pod, else None."""
+    metadata = pod["metadata"]
+    labels = metadata.get("labels") or {}
+    if LWS_NAME_LABEL in labels and LWS_GROUP_INDEX_LABEL in labels:
+        return metadata.get("namespace", "default"), labels[LWS_NAME_LABEL], labels[LWS_GROUP_INDEX_LABEL]
+    return None
+
+
+def hold_arrivals(session: Session, pods: dict[str, dict[str, Any]], restarting: set[tuple[str, str, str]]) -> set[str]:
+    """Hold back the pods (task uid -> pod) of LeaderWorkerSet groups being made again, and return
+    their uids. LWS makes a group's pods only once the rest of it has gone (v0.9.0
+    `pkg/controllers/pod_controller.go`, `handleRestartPolicy`, deletes the leader; its StatefulSet
+    makes it again, the leader's workers after it) while the scheduler runs every second, so work
+    waiting for the room the group held gets there first."""
+    held: list[Task] = []
+    for job in session.jobs.values() if restarting else ():
+        group = [t for t in job.tasks if t.uid in pods and lws_group(pods[t.uid]) in restarting]
+        if group:
+            job.set_tasks([t for t in job.tasks if t not in group])
+            held += group
+    session.arrivals += held
+    return {t.uid for t in held}
+
+
+def arrive(session: Session) -> bool:
+    """Add the held pods to their jobs, Pending; whether there were any."""
+    for task in session.arrivals:
+        job = session.jobs[task.job]
+        job.set_tasks([*job.tasks, task])
+    arrived, session.arrivals = bool(session.arrivals), []
+    return arrived

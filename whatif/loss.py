@@ -29,11 +29,10 @@ from typing import Any
 from config.platform_labels import MANAGED_BY, MODEL_LABEL
 from config.schema.quantity import quantity_problem, quantity_value
 from config.spec.platform import PlatformSpec
-from config.upstream.lws import LWS_GROUP_INDEX_LABEL, LWS_NAME_LABEL
 from config.upstream.volcano import GROUP_NAME_ANNOTATION
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
-from whatif.cluster import _hypernodes, _nodes, with_stack_labels
+from whatif.cluster import _hypernodes, _nodes, lws_group, with_stack_labels
 from whatif.scheduler.topology import ROOT
 
 MANAGED_KEY, MANAGED_VALUE = next(iter(MANAGED_BY.items()))
@@ -122,10 +121,12 @@ def after_loss(
         if model in spec.models and (pod.get("status") or {}).get("phase") == "Running":
             lost.running.add(model)
     nodes = [_without_gpus(n, lost.gpus.get(n["metadata"]["name"], 0), spec.gpu_resource) for n in state.nodes]
-    pods = _pods_after(state.pods, gone, lost, spec)
-    pod_groups = _phases_after(state.pod_groups, state.pods, pods, _replica_set_groups(state.pods, pods, spec))
+    pods, restarting = _pods_after(state.pods, gone, lost, spec)
+    emptied = _replica_set_groups(state.pods, pods, spec)
+    pod_groups = _phases_after(state.pod_groups, state.pods, pods, emptied, restarting)
     kept_nodes = [n for n in nodes if n["metadata"]["name"] not in gone]
-    return replace(state, nodes=kept_nodes, pods=pods, pod_groups=pod_groups), lost
+    after = replace(state, nodes=kept_nodes, pods=pods, pod_groups=pod_groups, restarting_groups=restarting)
+    return after, lost
 
 
 def _replica_set_groups(
@@ -141,7 +142,7 @@ def _replica_set_groups(
             metadata = pod["metadata"]
             labels = metadata.get("labels") or {}
             group = (metadata.get("annotations") or {}).get(GROUP_NAME_ANNOTATION)
-            if group and labels.get(MODEL_LABEL) in spec.models and _lws_group(pod) is None:
+            if group and labels.get(MODEL_LABEL) in spec.models and lws_group(pod) is None:
                 out.add((metadata.get("namespace", "default"), group))
         return out
 
@@ -153,22 +154,27 @@ def _phases_after(
     before: list[dict[str, Any]],
     after: list[dict[str, Any]],
     emptied: set[tuple[str, str]],
+    restarting: set[tuple[str, str, str]],
 ) -> list[dict[str, Any]]:
     """A PodGroup that lost pods and has fewer than `minMember` left on nodes is Pending again: the
     scheduler's next session sets it so (v1.15.1 `framework/session.go` `getPodGroupPhase`), and it
     must be admitted again (enqueue) before its pods are placed, behind the PodGroups already
-    admitted. `emptied` ones go (`_replica_set_groups`)."""
+    admitted. `emptied` ones go (`_replica_set_groups`). The PodGroup of a LeaderWorkerSet group
+    being made again keeps its phase: its pods arrive later, and the first session without them
+    sets it, after placing what waited (`cluster.hold_arrivals`)."""
 
     def scheduled(pods: list[dict[str, Any]]) -> Counter[tuple[str, str]]:
+        finished = ("Failed", "Succeeded")
         return Counter(
-            (p["metadata"].get("namespace", "default"), group)
+            _pod_group_of(p)
             for p in pods
-            if (group := (p["metadata"].get("annotations") or {}).get(GROUP_NAME_ANNOTATION))
+            if _pod_group_of(p)[1]
             and (p.get("spec") or {}).get("nodeName")
-            and (p.get("status") or {}).get("phase") not in ("Failed", "Succeeded")
+            and (p.get("status") or {}).get("phase") not in finished
         )
 
     was, now = scheduled(before), scheduled(after)
+    arriving = {_pod_group_of(p) for p in before if lws_group(p) in restarting}
     out = []
     for group in pod_groups:
         key = (group["metadata"].get("namespace", "default"), group["metadata"]["name"])
@@ -176,10 +182,15 @@ def _phases_after(
             continue
         phase = (group.get("status") or {}).get("phase")
         minimum = int((group.get("spec") or {}).get("minMember") or 1)
-        if now[key] < was[key] and now[key] < minimum and phase in ("Running", "Unknown"):
+        if now[key] < was[key] and now[key] < minimum and phase in ("Running", "Unknown") and key not in arriving:
             group = {**group, "status": {**(group.get("status") or {}), "phase": "Pending"}}
         out.append(group)
     return out
+
+
+def _pod_group_of(pod: dict[str, Any]) -> tuple[str, str]:
+    metadata = pod["metadata"]
+    return metadata.get("namespace", "default"), (metadata.get("annotations") or {}).get(GROUP_NAME_ANNOTATION, "")
 
 
 def _nodes_of(
@@ -251,15 +262,18 @@ def _without_gpus(node: dict[str, Any], count: int, gpu: str) -> dict[str, Any]:
     return {**node, "status": status}
 
 
-def _pods_after(pods: list[dict[str, Any]], gone: set[str], lost: Lost, spec: PlatformSpec) -> list[dict[str, Any]]:
-    """The pods once the lost nodes' pods are deleted and their controllers made them again."""
+def _pods_after(
+    pods: list[dict[str, Any]], gone: set[str], lost: Lost, spec: PlatformSpec
+) -> tuple[list[dict[str, Any]], set[tuple[str, str, str]]]:
+    """The pods once the lost nodes' pods are deleted and their controllers made them again, and
+    the LeaderWorkerSet groups being made again whole."""
     groups = {
-        _lws_group(p) for p in pods if (p.get("spec") or {}).get("nodeName") in gone and _lws_group(p) is not None
+        group for p in pods if (p.get("spec") or {}).get("nodeName") in gone and (group := lws_group(p)) is not None
     }
     out: list[dict[str, Any]] = []
     for pod in pods:
         on_lost_node = (pod.get("spec") or {}).get("nodeName") in gone
-        if not on_lost_node and (_lws_group(pod) not in groups or _lws_group(pod) is None):
+        if not on_lost_node and (lws_group(pod) not in groups or lws_group(pod) is None):
             out.append(pod)
             continue
         metadata = pod["metadata"]
@@ -272,15 +286,7 @@ def _pods_after(pods: list[dict[str, Any]], gone: set[str], lost: Lost, spec: Pl
         lost.other_pods.append(f"{metadata.get('namespace', 'default')}/{metadata['name']}")
         if any(ref.get("controller") for ref in metadata.get("ownerReferences") or []):
             out.append(_made_again(pod))
-    return out
-
-
-def _lws_group(pod: dict[str, Any]) -> tuple[str, str, str] | None:
-    metadata = pod["metadata"]
-    labels = metadata.get("labels") or {}
-    if LWS_NAME_LABEL in labels and LWS_GROUP_INDEX_LABEL in labels:
-        return metadata.get("namespace", "default"), labels[LWS_NAME_LABEL], labels[LWS_GROUP_INDEX_LABEL]
-    return None
+    return out, groups
 
 
 def _made_again(pod: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,9 @@ class ModelAfterLoss:
     pods_lost: int
     before: Verdict
     after: Verdict
+    otherwise: Verdict | None = None
+    """Its verdict where the LeaderWorkerSet groups made again are back before the waiting work is
+    placed, when that differs: which comes first is how soon LWS makes them, a race."""
 
     @property
     def runs(self) -> bool:
@@ -68,13 +71,17 @@ class LossPrediction:
 
     @property
     def unharmed(self) -> bool:
-        return all(m.status in (RUNNING, PLACED, PLACED_AGAIN) and not m.after.victims for m in self.models) and all(
-            t.holds for t in self.tenants
-        )
+        calm = all(m.status in (RUNNING, PLACED, PLACED_AGAIN) and not m.after.victims for m in self.models)
+        return calm and all(m.otherwise is None for m in self.models) and all(t.holds for t in self.tenants)
 
 
-def compare(before: Prediction, after: Prediction, lost: Lost, spec: PlatformSpec) -> LossPrediction:
+def compare(
+    before: Prediction, after: Prediction, lost: Lost, spec: PlatformSpec, at_once: Prediction | None = None
+) -> LossPrediction:
+    """Per model and tenant; `at_once`: the answer where the groups made again are back at once,
+    whose verdicts that differ are each model's `otherwise`."""
     was = {v.model: v for v in before.verdicts}
+    other = {v.model: v for v in at_once.verdicts} if at_once is not None else {}
     evicted = {
         lost.model_of_group.get((victim.namespace, victim.pod_group))
         for verdict in after.verdicts
@@ -93,11 +100,19 @@ def compare(before: Prediction, after: Prediction, lost: Lost, spec: PlatformSpe
             status = RUNNING
         else:
             status = PLACED
-        models.append(
-            ModelAfterLoss(verdict.model, spec.models[verdict.model].tenant, status, count, was[verdict.model], verdict)
-        )
+        tenant = spec.models[verdict.model].tenant
+        row = ModelAfterLoss(verdict.model, tenant, status, count, was[verdict.model], verdict)
+        alternative = other.get(verdict.model)
+        if alternative is not None and _shape(alternative) != _shape(verdict):
+            row.otherwise = alternative
+        models.append(row)
     models.sort(key=lambda m: (ORDER[m.status], m.model))
     return LossPrediction(lost, models, _guarantees(after, models, spec), after)
+
+
+def _shape(verdict: Verdict) -> tuple[str, list[tuple[str, str]]]:
+    """What a reader sees of a verdict: its kind and whom it evicts."""
+    return verdict.verdict, sorted((v.namespace, v.pod_group) for v in verdict.victims)
 
 
 def _guarantees(after: Prediction, models: list[ModelAfterLoss], spec: PlatformSpec) -> list[GuaranteeAfterLoss]:
@@ -153,6 +168,13 @@ def as_json(result: LossPrediction) -> str:
                 "victims": [victim.as_json() for victim in m.after.victims],
                 "reason": m.after.reason or None,
                 "note": m.after.note or None,
+                "otherwise": None
+                if m.otherwise is None
+                else {
+                    "verdict": m.otherwise.verdict,
+                    "victims": [victim.as_json() for victim in m.otherwise.victims],
+                    "reason": m.otherwise.reason or None,
+                },
             }
             for m in result.models
         ],
@@ -194,8 +216,17 @@ def markdown(result: LossPrediction) -> str:
         "|---|---|---|---|---|---|",
     ]
     for m in result.models:
-        lines.append(f"| {code(m.model)} | {WORDS[m.status]} | {m.pods_lost} | {verdict_cells(m.after)} |")
+        said = WORDS[m.status]
+        if m.otherwise is not None:
+            said += f" (or **{ICON[m.otherwise.verdict]}** if the groups made again are back first)"
+        lines.append(f"| {code(m.model)} | {said} | {m.pods_lost} | {verdict_cells(m.after)} |")
     lines.append("")
+    if any(m.otherwise is not None for m in result.models):
+        lines += [
+            "A LeaderWorkerSet group that lost a pod is made again only once the rest of it has gone: work waiting "
+            "for its room is placed first unless LWS is back before the scheduler's next cycle, so both are shown.",
+            "",
+        ]
     if result.tenants:
         lines += ["| tenant | guaranteed GPUs | held after the loss | waiting | guarantee |", "|---|---|---|---|---|"]
         for t in result.tenants:

@@ -11,7 +11,7 @@ else running: if it fails there too it can never run as configured.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from config.spec.model import ModelSpec
@@ -20,7 +20,7 @@ from config.spec.scheduler_conf import scheduler_conf
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif import reasons
-from whatif.cluster import ModelJobs
+from whatif.cluster import ModelJobs, arrive
 from whatif.names import replica_nodes
 from whatif.races import alone_of_the_new, new_models, race_note, races
 from whatif.scheduler.engine import ACTIONS, open_session, run_cycle
@@ -47,15 +47,7 @@ class Victim:
     action: str
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "namespace": self.namespace,
-            "podGroup": self.pod_group,
-            "queue": self.queue,
-            "priority": self.priority,
-            "gpus": self.gpus,
-            "domain": self.domain,
-            "action": self.action,
-        }
+        return {("podGroup" if key == "pod_group" else key): value for key, value in asdict(self).items()}
 
 
 @dataclass
@@ -80,11 +72,9 @@ class Verdict:
     replicas: list[list[str]] = field(default_factory=list)
     """The nodes of each replica where it runs."""
     admitted: bool | None = None
-    """Whether Volcano's enqueue admitted every PodGroup of the model (none left `Pending`), where
-    Volcano's own code answered; what tells a queue's share from the nodes in `whatif --upgrade`."""
+    """Whether Volcano's enqueue admitted every PodGroup of the model (Volcano's own code only)."""
     pod_groups: list[str] = field(default_factory=list)
-    """The model's PodGroups (`namespace/name`), where Volcano's own code answered: whose victims
-    they are, in `whatif --upgrade`."""
+    """The model's PodGroups, `namespace/name` (Volcano's own code only)."""
 
 
 def settle(session: Session) -> None:
@@ -100,10 +90,13 @@ def settle(session: Session) -> None:
                 session.set_status(task, PENDING)
         if job.phase in ("Pending", "Inqueue", "") and job.count(RUNNING) >= job.min_member > 0:
             job.phase = "Running"
+        elif job.phase == "Running" and job.count(RUNNING) == 0 < job.min_member:
+            job.phase = "Pending"  # `getPodGroupPhase`, framework/session.go: its pods gone, admitted again
 
 
 def simulate(session: Session, tiers: list[list[dict[str, Any]]], actions: tuple[str, ...]) -> dict[str, list[str]]:
-    """Run cycles until quiet; returns every eviction as victim task -> [action, preemptor job]."""
+    """Run cycles until quiet, and again once the held pods arrive (`cluster.arrive`); returns every
+    eviction as victim task -> [action, preemptor job]."""
     evicted: dict[str, list[str]] = {}
     seen: set[frozenset[str]] = set()
     for _ in range(MAX_CYCLES):
@@ -117,7 +110,10 @@ def simulate(session: Session, tiers: list[list[dict[str, Any]]], actions: tuple
         settle(session)
         session.hypernodes.pop(ROOT, None)
         if not changed or (cycle and cycle in seen):  # quiet, or evicting the same pods again
-            break
+            if not arrive(session):
+                break
+            seen.clear()
+            continue
         seen.add(cycle)
     return evicted
 
@@ -160,8 +156,7 @@ class Prediction:
     """Whether Volcano's code was run more than once, so a random tie between equal nodes shows
     (`volcano` only; at a size where each run is long, it runs once)."""
     policy_refused: str = ""
-    """Why the Volcano release that answered could not read the stack's scheduler configuration, when
-    it ran its default one instead (`whatif --upgrade` to a release that lacks an action)."""
+    """Why the Volcano release that answered could not read the stack's policy and ran its default."""
 
     @property
     def all_fit(self) -> bool:

@@ -5,6 +5,8 @@ own code (`whatif.volcano`), so the model is checked on the path it reads real c
 
 from __future__ import annotations
 
+from typing import Any
+
 from config.upstream.volcano import GROUP_NAME_ANNOTATION
 from live.cluster_state import ClusterState
 from whatif.cluster import (
@@ -14,6 +16,7 @@ from whatif.cluster import (
     _task,
     by_creation,
     dump_hypernodes,
+    hold_arrivals,
     pod_group_job,
     pod_request,
 )
@@ -31,6 +34,7 @@ def snapshot_session(state: ClusterState) -> Session:
         queues[obj["metadata"]["name"]] = _queue(obj, (obj.get("status") or {}).get("state", "Open"), order)
     nodes = _nodes(state)
     jobs: dict[str, Job] = {}
+    pods: dict[str, dict[str, Any]] = {}
     for order, obj in enumerate(by_creation(state.pod_groups, "PodGroup")):
         job = pod_group_job(obj, priorities, default, order)
         jobs[job.uid] = job
@@ -47,6 +51,10 @@ def snapshot_session(state: ClusterState) -> Session:
                 node.other_pods += 1
                 node.refresh()
             continue
-        owner.tasks.append(_task(pod, owner.uid, priorities, default, order))
+        task = _task(pod, owner.uid, priorities, default, order)
+        owner.tasks.append(task)
+        pods[task.uid] = pod
     live = {uid: job for uid, job in jobs.items() if job.queue in queues}
-    return Session(nodes, queues, live, dump_hypernodes(state, nodes))
+    session = Session(nodes, queues, live, dump_hypernodes(state, nodes))
+    hold_arrivals(session, pods, state.restarting_groups)
+    return session

@@ -26,6 +26,7 @@ from whatif.cluster import (
     _queues,
     _task,
     by_creation,
+    hold_arrivals,
     pod_group_job,
     pod_request,
     with_stack_labels,
@@ -52,6 +53,8 @@ class Objects:
     """Pods outside any PodGroup that hold a node."""
     nodes: list[dict[str, Any]] = field(default_factory=list)
     """The nodes with the labels the stack sets (`cluster.with_stack_labels`)."""
+    arrivals: set[str] = field(default_factory=set)
+    """Task uids of `pods` that arrive only once the cluster has settled (`Session.arrivals`)."""
 
 
 Index = dict[tuple[str, str | None, str], dict[str, Any]]
@@ -108,10 +111,6 @@ def _new_pod(model: ModelSpec, template: dict[str, Any], name: str, labels: dict
         "spec": template.get("spec") or {},
         "status": {"phase": "Pending"},
     }
-
-
-def _rendered_pod_group(model: ModelSpec, rendered: Index) -> dict[str, Any] | None:
-    return rendered.get(("PodGroup", model.namespace, model.pod_group_name))
 
 
 def build_session(
@@ -195,6 +194,7 @@ def build_world(
     kept = {t.uid for j in jobs.values() for t in j.tasks}
     objects.pods = {uid: pod for uid, pod in objects.pods.items() if uid in kept}
     objects.pod_groups = {uid: group for uid, group in objects.pod_groups.items() if uid in jobs}
+    objects.arrivals = hold_arrivals(session, objects.pods, state.restarting_groups)
     return session, models, objects
 
 
@@ -235,7 +235,7 @@ def _model_groups(
         )
         group = _controller_pod_group(job, pod_spec, status)
         return [(job, group)]
-    manifest = _rendered_pod_group(model, rendered)
+    manifest = rendered.get(("PodGroup", model.namespace, model.pod_group_name))
     if manifest is not None:
         status = (live.get(f"{model.namespace}/{model.pod_group_name}") or {}).get("status") or {}
         group = {**manifest, "status": status}

@@ -66,9 +66,10 @@ MIN_AGREEMENT = 0.75
 the six that did not are listed with their causes in docs/decisions.md ("The what-if against the
 real scheduler"); the aim is 0.95."""
 ENGINES = ("volcano", "model")
-MIN_LOSS_AGREEMENT = 0.6
-"""The floor of the loss round: 7 of 10 cells agreed with Volcano's code when it was written (`bench/results.md`); the
-cells that did not are transient orders of a real loss (docs/decisions.md, "Losing hardware on the real cluster")."""
+MIN_LOSS_AGREEMENT = 0.7
+"""The floor of the loss round: 8 or 9 of 10 cells agreed with Volcano's code in each run once a group made again
+arrives after the cluster settles, 7 before (`bench/results.md`); what still differs is in docs/decisions.md ("Losing
+hardware on the real cluster")."""
 
 
 @pytest.fixture(scope="module")
@@ -365,10 +366,11 @@ def test_whatif_lose_agrees_with_the_real_cluster_losing_the_hardware(
                     f"{answers[engine][cell.name]['victims']}, real {seen[cell.name]['victims']}"
                 )
     report = {engine: f"{agreed[engine]}/{len(cells)}" for engine in ENGINES}
-    print(f"whatif --lose against the real cluster: {report}")
+    raced = {engine: sorted(c.name for c in cells if "otherwise" in answers[engine][c.name]) for engine in ENGINES}
+    print(f"whatif --lose against the real cluster: {report}; cells answered as a race: {raced}")
     print("\n".join(differences))
     (Path(cluster.folder) / "loss-agreement.json").write_text(
-        json.dumps({"agreement": report, "differences": differences})
+        json.dumps({"agreement": report, "raced": raced, "differences": differences})
     )
     cluster.create_nodes([n for n in nodes if n["metadata"]["name"] in gone])
     cluster.wait_for(lambda: _all_ready(cluster, len(nodes)), 120, "the deleted nodes back and Ready")

@@ -273,14 +273,21 @@ def bound_pods(model: dict[str, Any], name: str, pods: list[dict[str, Any]]) -> 
 
 def predicted_cells(answer: dict[str, Any], cells: list[Cell]) -> dict[str, dict[str, Any]]:
     """A `whatif --json` answer (with or without `--lose`) per model of the cells (whether it runs,
-    and its row) and per cell the (queue, priority) of each victim."""
+    and its row) and per cell the (queue, priority) of each victim; where a `--lose` answer gives
+    a model an `otherwise` (LeaderWorkerSet groups made again race with the work waiting for their
+    room), the cell's other outcome as `otherwise`: each model's runs and the cell's victims."""
     rows = {m["model"]: m for m in answer["models"]}
     out: dict[str, dict[str, Any]] = {}
     for cell in cells:
-        victims = []
+        victims, other_victims, other_runs = [], [], {}
         for name in cell.after:
             row = rows[name]
             out[name] = {"runs": row["verdict"] in ("fits", "fits-after-eviction"), "row": row}
             victims += [(v["queue"], v["priority"]) for v in row["victims"]]
+            alternative = row.get("otherwise") or row
+            other_runs[name] = alternative["verdict"] in ("fits", "fits-after-eviction")
+            other_victims += [(v["queue"], v["priority"]) for v in alternative["victims"]]
         out[cell.name] = {"victims": sorted(victims)}
+        if any(rows[name].get("otherwise") for name in cell.after):
+            out[cell.name]["otherwise"] = {"runs": other_runs, "victims": sorted(other_victims)}
     return out

@@ -131,6 +131,7 @@ def test_a_group_that_lost_a_pod_is_made_again_whole_and_bare_pods_are_gone(runn
     assert by_name["big-0-again"]["status"] == {"phase": "Pending"} and "nodeName" not in by_name["big-0-again"]["spec"]
     assert sorted(lost.other_pods) == ["batch/bare", "batch/big-0", "batch/big-0-1", "batch/job-a"]
     assert [n["metadata"]["name"] for n in after.nodes] == ["dev-gpu-3", "dev-gpu-4"]
+    assert after.restarting_groups == {("batch", "big", "0")}  # its pods arrive later (`test_arrivals.py`)
 
 
 @pytest.mark.parametrize(
@@ -195,3 +196,32 @@ def test_gpus_of_a_node_whose_count_is_no_quantity_are_refused_as_bad_input(runn
     node = {"metadata": {"name": "odd", "labels": {}}, "status": {"allocatable": {"nvidia.com/gpu": "eight"}}}
     with pytest.raises(LossError, match=re.escape("odd has 0 nvidia.com/gpu, fewer than 1")):
         after_loss(ClusterState(nodes=[node]), running.spec, running.rendered, [parse_loss("gpus=1@odd")])
+
+
+def test_a_group_made_again_that_races_with_waiting_work_shows_both_outcomes(running: Any) -> None:
+    """Work waiting for a restarted group's room is placed first unless LWS is back before the next
+    cycle; where the two orders answer differently, a model carries the other answer (`otherwise`)."""
+    from whatif.loss import Loss, Lost
+    from whatif.loss_report import as_json, markdown
+    from whatif.predict import Prediction, Verdict
+
+    def prediction(*verdicts: Verdict) -> Prediction:
+        return Prediction("dev", "test", "actions", list(verdicts), [], [])
+
+    lost = Lost([Loss("node", ("dev-gpu-1",))], nodes=["dev-gpu-1"], pods={"steady": ["steady-0"]})
+    lost.running = {"steady", "low"}
+    before = prediction(Verdict("steady", "fits"), Verdict("low", "waits"))
+    held_back = prediction(Verdict("steady", "waits", reason="queue full"), Verdict("low", "fits"))
+    at_once = prediction(Verdict("steady", "fits"), Verdict("low", "waits"))
+    raced = compare(before, held_back, lost, running.spec, at_once)
+    assert {m.model: (m.after.verdict, m.otherwise and m.otherwise.verdict) for m in raced.models} == {
+        "steady": ("waits", "fits"),
+        "low": ("fits", "waits"),
+    }
+    assert not raced.unharmed
+    rows = {row["model"]: row for row in json.loads(as_json(raced))["models"]}
+    assert rows["steady"]["otherwise"] == {"verdict": "fits", "victims": [], "reason": None}
+    assert "Pending (or **fits** if the groups made again are back first)" in markdown(raced)
+
+    alike = compare(before, held_back, lost, running.spec, held_back)
+    assert all(m.otherwise is None for m in alike.models) and "back first" not in markdown(alike)

@@ -183,6 +183,10 @@ class Job:
             self._tally, self._tallied, self._held, self._requested = tally, len(self.tasks), held, requested
         return self._tally
 
+    def set_tasks(self, tasks: list[Task]) -> None:
+        """Its pods are now `tasks` (held back until the cluster settled, or arrived then)."""
+        self.tasks, self._tally = tasks, None
+
     def moved(self, task: Task, before: str) -> None:
         """Keep `tally` and the sums after `task` went from `before` to its status now."""
         if self._tally is not None:

@@ -67,10 +67,12 @@ class Session:
     node_hypernodes: dict[str, list[HyperNodeTotals]] = field(default_factory=dict)
     hypernode_totals: dict[str, HyperNodeTotals] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
+    """Job -> why the last action that tried it could not place it (for `explain`)."""
     spread_domains: dict[Any, frozenset[str]] = field(default_factory=dict)
     spread_index: dict[tuple[str, str, str], list[Task]] = field(default_factory=dict)
     """Pod topology spread's domains per node selector, and tasks per label (`spread`)."""
-    """Job -> why the last action that tried it could not place it (for `explain`)."""
+    arrivals: list[Task] = field(default_factory=list)
+    """Pods that arrive once the cluster has settled without them (`cluster.arrive`)."""
     _still: tuple[int, dict[Any, Any]] = field(default=(-1, {}), repr=False)
     _indexed: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _inside: dict[str, list[HyperNode]] = field(default_factory=dict, repr=False)

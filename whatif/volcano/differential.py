@@ -16,7 +16,7 @@ from typing import Any
 
 from components.kubernetes.yaml_text import dump
 from config.upstream.volcano import GROUP_NAME_ANNOTATION
-from live.cluster_state import state_from_objects
+from live.cluster_state import ClusterState, state_from_objects
 from whatif.predict import MAX_CYCLES, simulate
 from whatif.scheduler.model import BINDING, RUNNING
 from whatif.snapshot import snapshot_session
@@ -76,8 +76,10 @@ def _pod_groups(objects: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def model_result(objects: list[dict[str, Any]], conf: dict[str, Any]) -> Result:
-    session = snapshot_session(state_from_objects(objects, "differential"))
+def model_result(objects: list[dict[str, Any]], conf: dict[str, Any], state: ClusterState | None = None) -> Result:
+    """The model's result; `state`: the objects as a cluster state already read (with the groups
+    being made again, whose pods Volcano's code gets as the case's `arrivals`)."""
+    session = snapshot_session(state or state_from_objects(objects, "differential"))
     tiers = [list(t["plugins"]) for t in conf["tiers"]]
     actions = tuple(a.strip() for a in str(conf["actions"]).split(",") if a.strip())
     session.configurations = {str(c["name"]): dict(c.get("arguments") or {}) for c in conf.get("configurations") or []}

@@ -20,7 +20,7 @@ from components.scheduling.volcano_values import scheduler_conf_text
 from config.spec.platform import PlatformSpec
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
-from whatif.cluster import ModelJobs
+from whatif.cluster import ModelJobs, arrive
 from whatif.hypernodes import after_up
 from whatif.predict import (
     MAX_CYCLES,
@@ -85,9 +85,14 @@ def cluster_objects(
         *queue_objects(state, rendered),
         *after_up(state, spec, rendered, (_name_and_labels(n) for n in objects.nodes)),
         *objects.pod_groups.values(),
-        *(with_uid(without_claims(p)) for p in objects.pods.values()),
+        *(with_uid(without_claims(p)) for uid, p in objects.pods.items() if uid not in objects.arrivals),
         *(with_uid(p) for p in objects.other_pods),
     ]
+
+
+def arrival_objects(objects: Objects) -> list[dict[str, Any]]:
+    """The pods that arrive once the cluster has settled (`Objects.arrivals`)."""
+    return [with_uid(without_claims(objects.pods[uid])) for uid in sorted(objects.arrivals)]
 
 
 def _name_and_labels(node: dict[str, Any]) -> tuple[str, dict[str, str]]:
@@ -148,14 +153,21 @@ def queue_objects(state: ClusterState, rendered: Rendered) -> list[dict[str, Any
 
 
 def _case(
-    case_id: str, objects: list[dict[str, Any]], conf: str, repeat: int, cycles: int = MAX_CYCLES
+    case_id: str,
+    objects: list[dict[str, Any]],
+    conf: str,
+    repeat: int,
+    cycles: int = MAX_CYCLES,
+    arrivals: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    return {"id": case_id, "conf": conf, "defaults": True, "objects": objects, "cycles": cycles, "repeat": repeat}
+    case = {"id": case_id, "conf": conf, "defaults": True, "objects": objects, "cycles": cycles, "repeat": repeat}
+    return {**case, "arrivals": arrivals} if arrivals else case
 
 
 def _settle_to(session: Session, outcome: dict[str, Any]) -> None:
     """The model's session as Volcano left the cluster: each pod where it ended, each PodGroup's
     phase, and its Unschedulable message of the last cycle as the scheduler's last word on it."""
+    arrive(session)  # Volcano's outcome has the held pods too
     placed = outcome["pods"]
     session.unschedulable = dict(outcome["cycles"][-1].get("conditions") or {})
     for job in session.jobs.values():  # what the queues' shares are counted from (`_inqueue_of`)
@@ -225,11 +237,13 @@ def predict_with_volcano(
     session.hypernodes.pop(ROOT, None)
     world = cluster_objects(state, spec, rendered, objects)
     runs_ = repeat if repeat is not None else repeats_for(world)
-    answer = run([{**_case("change", world, conf, runs_), "fallback": bool(release)}])[0]
+    case = _case("change", world, conf, runs_, arrivals=arrival_objects(objects))
+    answer = run([{**case, "fallback": bool(release)}])[0]
     if answer.get("policyRefused"):
         conf = DEFAULT_SCHEDULER_CONF  # what the release then runs, for the questions that follow
     del world
     outcome = _majority(answer)
+    arrive(session)  # Volcano's outcome has the held pods too
     evicted = _evicted(session, outcome)
     _settle_to(session, outcome)
     stuck = [name for name in spec.models if not runs(session, models[name])]
@@ -297,7 +311,8 @@ def _runs_first(
 ) -> bool:
     """Whether `name` runs as the only new model of the change (`predict.racing`); one run."""
     first, models, objects = build_world(state, alone_of_the_new(spec, name, new), rendered)
-    answer = run([_case("first", cluster_objects(state, spec, rendered, objects), conf, 1)])[0]
+    world = cluster_objects(state, spec, rendered, objects)
+    answer = run([_case("first", world, conf, 1, arrivals=arrival_objects(objects))])[0]
     _settle_to(first, _majority(answer))
     return runs(first, models[name])
 
