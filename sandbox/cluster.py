@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from config.upstream.volcano import VOLCANO_NAMESPACE
+from config.upstream.volcano import VOLCANO_DEFAULT_SCHEDULER_CONF, VOLCANO_NAMESPACE
 from sandbox.api import (
     ADMIN_TOKEN,
     PREVIEW_TOKEN,
@@ -43,7 +43,7 @@ from sandbox.api import (
     free_port,
 )
 from sandbox.crds import crd_documents
-from sandbox.scheduler_conf import DEFAULT_SCHEDULER_CONF, follow_scheduler_conf
+from sandbox.scheduler_conf import follow_scheduler_conf
 from sandbox.webhooks import AdmissionWebhooks
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -391,7 +391,7 @@ class LocalCluster(AdmissionWebhooks):
             f"/api/v1/namespaces/{VOLCANO_NAMESPACE}",
         )
         self._start_volcano_admission()
-        self.scheduler_conf.write_text(DEFAULT_SCHEDULER_CONF)
+        self.scheduler_conf.write_text(VOLCANO_DEFAULT_SCHEDULER_CONF)  # until the stack's policy is applied
         volcano_env = {"KUBE_POD_NAMESPACE": VOLCANO_NAMESPACE}
         self._start(
             "vc-controller-manager",

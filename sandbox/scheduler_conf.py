@@ -27,19 +27,3 @@ def follow_scheduler_conf(api: Callable[[], Api], path: Path, stop: threading.Ev
             scratch = path.with_suffix(".new")
             scratch.write_text(text)
             os.replace(scratch, path)
-
-
-DEFAULT_SCHEDULER_CONF = """actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-"""
-"""What the scheduler runs until the stack's policy is applied: Volcano's own default
-(pkg/scheduler/util.go, defaultSchedulerConf)."""

@@ -28,6 +28,22 @@ VOLCANO_IMAGE_BUGS: Final = {
 }
 # Object names are prefixed with the release name, webhook names are not: one release per cluster.
 VOLCANO_RELEASE: Final = "volcano"
+VOLCANO_DEFAULT_SCHEDULER_CONF: Final = """actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+"""What the scheduler runs without a configuration it can read: `DefaultSchedulerConf` of
+pkg/scheduler/util.go (the same in v1.14.1, v1.15.0 and v1.15.1), kept when the file it is given
+cannot be parsed (`loadSchedulerConf`, pkg/scheduler/scheduler.go)."""
 SCHEDULER_CONFIG_MAP: Final = (f"{VOLCANO_RELEASE}-scheduler-configmap", "volcano-scheduler.conf")
 """The ConfigMap and key the chart mounts as the scheduler's `--scheduler-conf`
 (installer/helm/chart/volcano/templates/scheduler.yaml); the scheduler reloads it on change."""

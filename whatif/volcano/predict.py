@@ -18,6 +18,7 @@ from typing import Any
 
 from components.scheduling.volcano_values import scheduler_conf_text
 from config.spec.platform import PlatformSpec
+from config.upstream.volcano import VOLCANO_DEFAULT_SCHEDULER_CONF
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif.cluster import ModelJobs, arrive
@@ -54,21 +55,7 @@ REPEAT = 3
 TIE_CHECK_OBJECTS = 20_000
 """Objects (nodes, pods, PodGroups, ...) up to which the question is run `REPEAT` times."""
 V1BETA1 = "scheduling.volcano.sh/v1beta1"
-DEFAULT_SCHEDULER_CONF = """actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: overcommit
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-"""
-"""`DefaultSchedulerConf` of pkg/scheduler/util.go (the same in v1.14.1, v1.15.0 and v1.15.1): what a
-scheduler that cannot read its configuration at start runs (`loadSchedulerConf`, scheduler.go)."""
+
 Run = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
 """`run_cases` with the build of `volcano-session` that answers."""
 
@@ -240,7 +227,7 @@ def predict_with_volcano(
     case = _case("change", world, conf, runs_, arrivals=arrival_objects(objects))
     answer = run([{**case, "fallback": bool(release)}])[0]
     if answer.get("policyRefused"):
-        conf = DEFAULT_SCHEDULER_CONF  # what the release then runs, for the questions that follow
+        conf = VOLCANO_DEFAULT_SCHEDULER_CONF  # what the release then runs, for the questions that follow
     del world
     outcome = _majority(answer)
     arrive(session)  # Volcano's outcome has the held pods too
