@@ -94,6 +94,7 @@ def test_the_running_release_is_the_scheduler_images_tag() -> None:
         ("volcano=v1.16.0", [scheduler(":v1.15.0")], "no build of Volcano v1.16.0's scheduling code"),
         ("lws=v0.10.0", [scheduler(":v1.15.0")], "as `volcano=<release>`"),
         ("volcano=v1.13.0..v1.15.1", [], "no build of Volcano v1.13.0"),
+        ("volcano=v1.14.1..", [], "name both releases"),
     ],
 )
 def test_an_upgrade_the_what_if_cannot_answer_says_what_to_write(

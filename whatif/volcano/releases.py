@@ -58,6 +58,8 @@ def parse_upgrade(text: str, state: ClusterState) -> Upgrade:
 
 def _known(version: str, text: str) -> str:
     release = version.strip()
+    if not release:
+        raise UpgradeError(f"--upgrade {text!r}: name both releases, as `volcano=<running>..<target>`")
     release = release if release.startswith("v") else f"v{release}"
     if release not in RELEASES:
         raise UpgradeError(
