@@ -30,6 +30,12 @@ SERVER_FIELDS = (
 TAKEN_OVER_MANAGERS = ("kubectl", "before-first-apply", "pulumi-kubernetes")
 
 
+ZERO_VALUES: tuple[Any, ...] = (False, 0, "", [])
+"""Values a field tagged `omitempty` in the Kubernetes API types is never stored with: a
+PriorityClass's `globalDefault: false` reads back without the field (k8s.io/api
+scheduling/v1/types.go)."""
+
+
 def _differences(desired: Any, live: Any, path: str = "") -> Iterator[str]:
     """Paths set in `desired` whose live value differs (what the stack does not set is ignored)."""
     if isinstance(desired, dict):
@@ -41,6 +47,8 @@ def _differences(desired: Any, live: Any, path: str = "") -> Iterator[str]:
     elif isinstance(desired, list) and isinstance(live, list) and len(desired) == len(live):
         for index, (want, have) in enumerate(zip(desired, live, strict=True)):
             yield from _differences(want, have, f"{path}[{index}]")
+    elif live is None and desired in ZERO_VALUES:
+        return  # the API server leaves a field out at its zero value (`omitempty`), as it is set
     elif comparable_value(desired) != comparable_value(live):
         yield f"{path}: {json.dumps(live)} -> {json.dumps(desired)}"
 
@@ -98,15 +106,12 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                     )
                 )
             continue
+        if obj.file not in imports and managed_by_stack(live):
+            continue  # the stack's own object, on a later run: drift (`drift.py`) says what changed
         changed = differences(obj, live)
         fixed = [
             f"{dotted}: {json.dumps(dotted_get(live, dotted))} -> {json.dumps(dotted_get(obj.manifest, dotted))}"
-            for dotted in fixed_field_changes(
-                live,
-                obj.manifest,
-                replace_on.get(obj.file, ()),
-                lambda a, b: comparable_value(a) == comparable_value(b),
-            )
+            for dotted in fixed_field_changes(live, obj.manifest, replace_on.get(obj.file, ()), _kept_or_equal)
         ]
         if fixed:
             report.add(
@@ -150,7 +155,7 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
                         listed([f"{line} (owned by {', '.join(m) or 'no manager'})" for line, m in owned]),
                     )
                 )
-        elif not managed_by_stack(live):
+        else:
             report.add(
                 Finding(
                     "exists-unmanaged",
@@ -164,6 +169,12 @@ def check_existing_objects(spec: PlatformSpec, rendered: Rendered, state: Cluste
             )
     if adopting:
         report.notes.append(f"{len(adopting)} existing object(s) will be adopted: " + ", ".join(adopting))
+
+
+def _kept_or_equal(live: Any, desired: Any) -> bool:
+    """An immutable field the stack does not set is kept as the cluster has it (a Service's
+    `clusterIP`, which the API server allocates): only a value the stack sets can differ."""
+    return desired is None or comparable_value(live) == comparable_value(desired)
 
 
 def managed_by_stack(live: dict[str, Any]) -> bool:

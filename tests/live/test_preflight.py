@@ -547,3 +547,26 @@ def test_cluster_strings_in_the_markdown_report_stay_inside_their_code_spans(
     assert code_span(value) in out, out
     outside = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", out)  # every code span taken out
     assert "<img" not in outside and "Closed" not in outside, outside
+
+
+def test_on_a_later_run_the_stacks_own_objects_are_not_taken_for_someone_elses(render_raw: Any) -> None:
+    """After the first `up` every object the stack made exists, with its label, and a Service has
+    the `clusterIP` the API server gave it (an immutable field the stack does not set): neither is
+    an object in the way, and nothing would be replaced."""
+    result = render_raw(stack_raw("dev"))
+    state = read_file(FIXTURES / "aicloud-a-fresh.yaml")
+    state.nodes = []
+    service = copy.deepcopy(result.rendered.find("Service", "qwen3-0-6b", "team-a").manifest)
+    service["spec"]["clusterIP"] = "10.96.0.245"
+    state.services = [service]
+    # PriorityClasses read back without `globalDefault: false` (the API server omits it).
+    classes = [copy.deepcopy(o.manifest) for o in result.rendered.objects if o.kind == "PriorityClass"]
+    assert classes and all(c["globalDefault"] is False for c in classes)
+    state.priority_classes = [{k: v for k, v in c.items() if k != "globalDefault"} for c in classes]
+    report = preflight(result.spec, result.rendered, state)
+    assert not [f for f in report.findings if f.subject == "Service team-a/qwen3-0-6b"], report.findings
+    assert not [f for f in report.findings if f.subject.startswith("PriorityClass")], report.findings
+    # The same Service made by someone else is in the way, for what it is: not for its clusterIP.
+    del service["metadata"]["labels"]["app.kubernetes.io/managed-by"]
+    (finding,) = [f for f in preflight(result.spec, result.rendered, state).findings if f.check == "exists-unmanaged"]
+    assert finding.subject == "Service team-a/qwen3-0-6b" and "AlreadyExists" in finding.message
