@@ -15,6 +15,7 @@ import traceback
 
 from cli.cluster_commands import add_cluster_commands
 from cli.exit import EXIT_CODES_HELP, INTERNAL_ERROR, INVALID_INPUT, UsageError
+from cli.fleet_command import add_fleet_command
 from cli.init_command import add_init_command
 from cli.render_commands import add_render_commands
 from cli.sandbox_command import add_sandbox_command
@@ -56,6 +57,7 @@ def build_parser(prog: str = TOOL) -> argparse.ArgumentParser:
     add_cluster_commands(sub, _Formatter)
     add_init_command(sub, _Formatter)
     add_sandbox_command(sub, _Formatter)
+    add_fleet_command(sub, _Formatter)
     for command in sub.choices.values():
         command.epilog = f"{command.epilog}\n\n{EXIT_CODES_HELP}." if command.epilog else f"{EXIT_CODES_HELP}."
     return parser

@@ -33,11 +33,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("live",),
     ("whatif",),
     ("sandbox",),
+    ("fleet",),
     ("cli", "offline.__main__", "live.__main__"),
     ("bench",),
     ("__main__",),
 )
-PACKAGES = ("config", "components", "policy", "offline", "live", "whatif", "sandbox", "cli", "bench")
+PACKAGES = ("config", "components", "policy", "offline", "live", "whatif", "sandbox", "fleet", "cli", "bench")
 MAX_MODULES_PER_FOLDER = 17  # whatif/scheduler: one module per concept of Volcano's scheduler
 MAX_LINES_PER_MODULE = 420
 

@@ -1,0 +1,177 @@
+"""The gates a stack of the fleet passes: before `up`, the commands a platform engineer runs by hand
+(offline `check`; `preflight` and the what-if on the cluster as it is right now), and after `up`,
+the stack's own workloads read back from the cluster.
+
+Each gate before `up` runs the project's own command in a process of its own, as a user would, and
+reads its exit code and `--json`: what the gate says is what the command says. The cluster is the
+one the stack deploys to: its `cluster.kubeconfig` (a path, or the file's contents) and
+`cluster.context`, else the ambient kubeconfig.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from components.inference.gang_reason import ClusterAccess
+from config import ConfigError
+from config.loader import load_raw
+from config.stack_file.reader import StackFileError, read_stack
+from fleet.fleet_file import Fleet
+
+COMMAND_TIMEOUT_SECONDS = 1800
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class GateResult:
+    gate: str
+    passed: bool
+    said: str
+    """What the gate found, in one line."""
+    fix: str = ""
+    overridden: bool = False
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One stack of the fleet: its file, its cluster and the queues the fleet protects in it."""
+
+    stack: str
+    stack_file: Path
+    access: ClusterAccess
+    protected_queues: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, fleet: Fleet, stack: str) -> Target:
+        """The stack's cluster access and protected queues from its config; a config that does not
+        load leaves both empty (the `check` gate then says why)."""
+        path = fleet.stack_file(stack)
+        try:
+            spec = load_raw(read_stack(fleet.project, stack, path).raw, stack, base_dir=fleet.project)
+        except (ConfigError, StackFileError):
+            return cls(stack, path, ClusterAccess())
+        cluster = spec.config.cluster
+        kubeconfig = cluster.kubeconfig.get_secret_value() if cluster.kubeconfig is not None else None
+        protected = set(fleet.gates.protected_tenants)
+        queues = set()
+        for name, tenant in spec.tenants.items():
+            line = [name]
+            while tenant.parent is not None and tenant.parent in spec.tenants:
+                line.append(tenant.parent)
+                tenant = spec.tenants[tenant.parent]
+            if protected.intersection(line):
+                queues.add(spec.tenants[name].queue_name)
+        return cls(stack, path, ClusterAccess(_usable_kubeconfig(kubeconfig), cluster.context), frozenset(queues))
+
+
+def _usable_kubeconfig(value: str | None) -> str | None:
+    """A path or a kubeconfig's contents; an encrypted value the offline reader could not decrypt
+    (neither) is left to the ambient kubeconfig."""
+    if value is None or "\n" in value or Path(value).expanduser().is_file():
+        return value
+    return None
+
+
+def run_tool(args: list[str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def first_error(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    said = next((line for line in lines if line.startswith(("error", "  - "))), lines[-1] if lines else "no output")
+    return said[:600]
+
+
+def check_gate(target: Target) -> GateResult:
+    done = run_tool(["check", "--stack", target.stack, "--config-file", str(target.stack_file)])
+    if done.returncode == 0:
+        return GateResult("check", True, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "passed")
+    return GateResult("check", False, first_error(done.stdout + done.stderr),
+                      f"volcano-platform check --stack {target.stack}: fix what it lists")  # fmt: skip
+
+
+def preflight_gate(target: Target) -> GateResult:
+    with target.access.kubectl_args() as cluster:
+        done = run_tool(
+            ["preflight", "--stack", target.stack, "--config-file", str(target.stack_file), *cluster, "--json"]
+        )
+    if done.returncode not in (0, 1):
+        return GateResult("preflight", False, first_error(done.stderr or done.stdout), "make the cluster readable")
+    return judge_preflight(json.loads(done.stdout)["findings"])
+
+
+def judge_preflight(findings: list[dict[str, Any]]) -> GateResult:
+    """`preflight --json`'s findings: any error fails the gate (warnings are counted)."""
+    errors = [f for f in findings if f["severity"] == "error"]
+    warnings = len(findings) - len(errors)
+    if not errors:
+        return GateResult("preflight", True, f"no error ({warnings} warning(s))")
+    first = errors[0]
+    return GateResult("preflight", False, f"{len(errors)} error(s): {first['check']} {first['subject']}: "
+                      f"{first['message']}"[:600], first["fix"])  # fmt: skip
+
+
+def whatif_gate(target: Target) -> GateResult:
+    """No model that can never be placed, and nothing of a protected tenant evicted."""
+    with target.access.kubectl_args() as cluster:
+        done = run_tool(
+            ["whatif", "--stack", target.stack, "--config-file", str(target.stack_file), *cluster, "--json"]
+        )
+    if done.returncode not in (0, 1):
+        return GateResult("whatif", False, first_error(done.stderr or done.stdout), "make the cluster readable")
+    return judge_whatif(json.loads(done.stdout)["models"], target.protected_queues, target.stack)
+
+
+def judge_whatif(models: list[dict[str, Any]], protected_queues: frozenset[str], stack: str) -> GateResult:
+    """`whatif --json`'s verdicts: a model that can never be placed, or a victim in a protected
+    queue, fails the gate."""
+    never = [m for m in models if m["verdict"] == "never"]
+    if never:
+        return GateResult("whatif", False, f"{never[0]['model']} can never be placed: {never[0]['reason']}"[:600],
+                          f"volcano-platform explain {never[0]['model']} --stack {stack}")  # fmt: skip
+    evicted = [(m["model"], v) for m in models for v in m["victims"] if v["queue"] in protected_queues]
+    if evicted:
+        model, victim = evicted[0]
+        return GateResult(
+            "whatif",
+            False,
+            f"{model} would {victim['action']} PodGroup {victim['namespace']}/{victim['podGroup']} of protected "
+            f"queue {victim['queue']} ({len(evicted)} PodGroup(s) of protected tenants in all)",
+            f"make room for {model} elsewhere, or `fleet up --override whatif` where the fleet file allows it",
+        )
+    counts = {
+        verdict: sum(m["verdict"] == verdict for m in models) for verdict in ("fits", "fits-after-eviction", "waits")
+    }
+    return GateResult("whatif", True, ", ".join(f"{n} {verdict}" for verdict, n in counts.items() if n) or "no model")
+
+
+BEFORE_UP: dict[str, Callable[[Target], GateResult]] = {
+    "check": check_gate,
+    "preflight": preflight_gate,
+    "whatif": whatif_gate,
+}
+
+
+def timed(gate: Callable[[], GateResult]) -> GateResult:
+    started = time.perf_counter()
+    result = gate()
+    result.seconds = round(time.perf_counter() - started, 1)
+    return result
