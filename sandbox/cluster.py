@@ -43,6 +43,7 @@ from sandbox.api import (
     free_port,
 )
 from sandbox.crds import crd_documents
+from sandbox.diagnostics import topology_report
 from sandbox.scheduler_conf import follow_scheduler_conf
 from sandbox.webhooks import AdmissionWebhooks
 
@@ -68,6 +69,20 @@ class Process:
     name: str
     popen: subprocess.Popen[bytes]
     log: Path
+
+
+def _end(processes: list[Process], how: signal.Signals, seconds: float) -> None:
+    """Signal every process still running, wait for all of them up to `seconds`, then kill."""
+    for process in processes:
+        if process.popen.poll() is None:
+            process.popen.send_signal(how)
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        try:
+            process.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.popen.kill()
+            process.popen.wait()
 
 
 @dataclass
@@ -129,16 +144,14 @@ class LocalCluster(AdmissionWebhooks):
         self._stop_sync.set()
         if self._sync_thread is not None:
             self._sync_thread.join(timeout=5)
-        for process in reversed(self.processes):
-            if process.popen.poll() is None:
-                process.popen.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        for process in reversed(self.processes):
-            try:
-                process.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.popen.kill()
-                process.popen.wait()
+        clients = [p for p in self.processes if p.name not in ("kube-apiserver", "etcd")]
+        _end(clients, signal.SIGTERM, 10)
+        # The API server keeps nothing of its own, and its graceful shutdown waits out every open
+        # watch (over 30 s here, for every cluster a test run stops): it is killed. etcd, which
+        # keeps the sandbox's objects between `down` and `up`, stops gracefully once nothing
+        # talks to it.
+        _end([p for p in self.processes if p.name == "kube-apiserver"], signal.SIGKILL, 10)
+        _end([p for p in self.processes if p.name == "etcd"], signal.SIGTERM, 15)
 
     def last_lines(self, count: int = 30, names: tuple[str, ...] = ("kube-apiserver", "vc-scheduler")) -> str:
         out = []
@@ -147,28 +160,8 @@ class LocalCluster(AdmissionWebhooks):
                 lines = process.log.read_text(errors="replace").splitlines()[-count:]
                 out.append(f"--- {process.name} (exit {process.popen.poll()}), last {len(lines)} lines:")
                 out.extend(lines)
-        out.extend(self._topology_report(count))
+        out.extend(topology_report(self.get_json, [(p.name, p.log) for p in self.processes], count))
         return "\n".join(out)
-
-    def _topology_report(self, count: int) -> list[str]:
-        """The HyperNodes as the API server has them and what Volcano's processes logged about
-        them: the scheduler stops placing jobs with a topology while its HyperNode cache is not
-        ready (`HyperNodesReadyToSchedule: false`)."""
-        out = ["--- HyperNodes:"]
-        try:
-            for item in self.get_json("hypernodes.topology.volcano.sh")["items"]:
-                spec = item["spec"]
-                members = [m["selector"].get("exactMatch", {}).get("name", "?") for m in spec.get("members", [])]
-                out.append(f"{item['metadata']['name']} tier {spec.get('tier')}: {len(members)} {members[:4]}")
-        except (ApiError, OSError, subprocess.CalledProcessError, KeyError) as error:
-            out.append(f"(not listed: {error})")
-        for process in self.processes:
-            if process.name in ("vc-scheduler", "vc-controller-manager"):
-                lines = process.log.read_text(errors="replace").splitlines()
-                about = [line for line in lines if "hypernode" in line.lower() and ("rror" in line or "parent" in line)]
-                out.append(f"--- {process.name}, its last {min(count, len(about))} HyperNode errors:")
-                out.extend(about[-count:])
-        return out
 
     def wait_for(self, condition: Any, seconds: float, what: str) -> Any:
         deadline = time.monotonic() + seconds
