@@ -1,5 +1,6 @@
-"""`volcano-platform fleet preview|up|status --fleet <file>`: the stacks of a fleet file rolled out in
-waves through Pulumi's Automation API, each behind its gates (`fleet/`)."""
+"""`volcano-platform fleet preview|up|status|whatif --fleet <file>`: the stacks of a fleet file rolled
+out in waves through Pulumi's Automation API, each behind its gates, and which of their clusters can
+take a model (`fleet/`)."""
 
 from __future__ import annotations
 
@@ -15,30 +16,22 @@ FLEET_HELP = "the fleet file: the stacks in waves, and the gates (`fleet.yaml`; 
 
 
 def cmd_fleet(args: argparse.Namespace) -> int:
-    from fleet import automation
     from fleet.fleet_file import read_fleet
-    from fleet.report import as_json, markdown, status_markdown
-    from fleet.rollout import roll_out
 
     fleet = read_fleet(Path(args.fleet))
-    if args.action != "whatif" and shutil.which("pulumi") is None:
-        raise UsageError("the Pulumi CLI is not on the PATH: the fleet runs it through the Automation API")
-    if args.action == "status":
-        rows = []
-        for stack in fleet.stacks:
-            try:
-                row = automation.last_update(stack, fleet.project)
-            except automation.StackStepError as error:
-                row = {"kind": None, "result": f"unreadable: {error}", "ended": None, "message": None, "changes": {},
-                       "resources": 0}  # fmt: skip
-            rows.append({"stack": stack, "wave": fleet.wave_of(stack), **row})
-        if args.json:
-            print(json.dumps({"schemaVersion": 1, "action": "status", "stacks": rows}, indent=2))
-        else:
-            print(status_markdown(rows), end="")
-        return OK
     if args.action == "whatif":
         return _whatif(args, fleet)
+    if shutil.which("pulumi") is None:
+        raise UsageError("the Pulumi CLI is not on the PATH: the fleet runs it through the Automation API")
+    if args.action == "status":
+        return _status(args, fleet)
+    return _roll_out(args, fleet)
+
+
+def _roll_out(args: argparse.Namespace, fleet: Any) -> int:
+    from fleet.report import as_json, markdown
+    from fleet.rollout import roll_out
+
     overrides = tuple(dict.fromkeys(getattr(args, "override", None) or ()))
     refused = [gate for gate in overrides if gate not in fleet.gates.overridable]
     if refused:
@@ -50,6 +43,25 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     run = roll_out(fleet, args.action, overrides)
     print(as_json(run) if args.json else markdown(run), end="")
     return OK if run.ok else FOUND
+
+
+def _status(args: argparse.Namespace, fleet: Any) -> int:
+    from fleet import automation
+    from fleet.report import status_markdown
+
+    rows = []
+    for stack in fleet.stacks:
+        try:
+            row = automation.last_update(stack, fleet.project)
+        except automation.StackStepError as error:
+            row = {"kind": None, "result": f"unreadable: {error}", "ended": None, "message": None, "changes": {},
+                   "resources": 0}  # fmt: skip
+        rows.append({"stack": stack, "wave": fleet.wave_of(stack), **row})
+    if args.json:
+        print(json.dumps({"schemaVersion": 1, "action": "status", "stacks": rows}, indent=2))
+    else:
+        print(status_markdown(rows), end="")
+    return OK
 
 
 def _whatif(args: argparse.Namespace, fleet: Any) -> int:

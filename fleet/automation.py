@@ -60,9 +60,7 @@ def _cli_error(error: Exception) -> str:
     """The CLI's own error lines (`error: ...`, the resources that failed), at most a few."""
     text = str(error)
     lines = [line.strip() for line in text.splitlines()]
-    said = [
-        line for line in lines if line.startswith(("error:", "kubernetes:", "volcano-platform:")) or "error:" in line
-    ]
+    said = [line for line in lines if "error:" in line or line.startswith(("kubernetes:", "volcano-platform:"))]
     kept = list(dict.fromkeys(said))[-6:] or [line for line in lines if line][-6:]
     return "\n".join(kept)[:2000]
 

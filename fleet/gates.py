@@ -83,39 +83,46 @@ def _usable_kubeconfig(value: str | None) -> str | None:
     return None
 
 
-def run_tool(args: list[str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        cwd=PROJECT_DIR,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+def _run_tool(args: list[str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
+    """The project's command; one that outlives `timeout` is a failed gate, said as such."""
+    command = [sys.executable, "-m", "cli", *args]
+    try:
+        return subprocess.run(command, cwd=PROJECT_DIR, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(command, 124, "", f"error: `{args[0]}` took over {timeout:g} s")
 
 
-def first_error(output: str) -> str:
+def _first_error(output: str) -> str:
+    """The first error line (`error: ...`, or the first problem of an invalid config)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    said = next((line for line in lines if line.startswith(("error", "  - "))), lines[-1] if lines else "no output")
+    said = next((line for line in lines if line.startswith(("error", "- "))), lines[-1] if lines else "no output")
     return said[:600]
 
 
 def check_gate(target: Target) -> GateResult:
-    done = run_tool(["check", "--stack", target.stack, "--config-file", str(target.stack_file)])
+    done = _run_tool(["check", "--stack", target.stack, "--config-file", str(target.stack_file)])
     if done.returncode == 0:
         return GateResult("check", True, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "passed")
-    return GateResult("check", False, first_error(done.stdout + done.stderr),
+    return GateResult("check", False, _first_error(done.stdout + done.stderr),
                       f"volcano-platform check --stack {target.stack}: fix what it lists")  # fmt: skip
 
 
-def preflight_gate(target: Target) -> GateResult:
+def cluster_command(command: str, target: Target, where: list[str] | None = None) -> tuple[Any, str]:
+    """`<command> --json` of the stack on its cluster (or on `where`, such as `--from <dump>`):
+    its JSON, or None and why the command gave none."""
     with target.access.kubectl_args() as cluster:
-        done = run_tool(
-            ["preflight", "--stack", target.stack, "--config-file", str(target.stack_file), *cluster, "--json"]
-        )
+        args = [command, "--stack", target.stack, "--config-file", str(target.stack_file)]
+        done = _run_tool([*args, *(cluster if where is None else where), "--json"])
     if done.returncode not in (0, 1):
-        return GateResult("preflight", False, first_error(done.stderr or done.stdout), "make the cluster readable")
-    return judge_preflight(json.loads(done.stdout)["findings"])
+        return None, _first_error(done.stderr or done.stdout)
+    return json.loads(done.stdout), ""
+
+
+def preflight_gate(target: Target) -> GateResult:
+    document, why = cluster_command("preflight", target)
+    if document is None:
+        return GateResult("preflight", False, why, "make the stack's cluster readable")
+    return judge_preflight(document["findings"])
 
 
 def judge_preflight(findings: list[dict[str, Any]]) -> GateResult:
@@ -131,13 +138,10 @@ def judge_preflight(findings: list[dict[str, Any]]) -> GateResult:
 
 def whatif_gate(target: Target) -> GateResult:
     """No model that can never be placed, and nothing of a protected tenant evicted."""
-    with target.access.kubectl_args() as cluster:
-        done = run_tool(
-            ["whatif", "--stack", target.stack, "--config-file", str(target.stack_file), *cluster, "--json"]
-        )
-    if done.returncode not in (0, 1):
-        return GateResult("whatif", False, first_error(done.stderr or done.stdout), "make the cluster readable")
-    return judge_whatif(json.loads(done.stdout)["models"], target.protected_queues, target.stack)
+    document, why = cluster_command("whatif", target)
+    if document is None:
+        return GateResult("whatif", False, why, "make the stack's cluster readable")
+    return judge_whatif(document["models"], target.protected_queues, target.stack)
 
 
 def judge_whatif(models: list[dict[str, Any]], protected_queues: frozenset[str], stack: str) -> GateResult:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.fleet_file import Fleet
-from fleet.gates import Target, first_error, run_tool
+from fleet.gates import Target, cluster_command
 
 VERDICT_ORDER = {"fits": 0, "fits-after-eviction": 1, "waits": 2, "never": 3}
 NOT_IN_STACK = "not in the stack"
@@ -57,12 +57,10 @@ def ask(fleet: Fleet, stack: str, model: str, dump: Path | None) -> ClusterAnswe
     """`whatif --json` of one stack on its cluster (or `dump`), for `model`."""
     target = Target.of(fleet, stack)
     wave = fleet.wave_of(stack)
-    with target.access.kubectl_args() as cluster:
-        where = ["--from", str(dump)] if dump is not None else cluster
-        done = run_tool(["whatif", "--stack", stack, "--config-file", str(target.stack_file), *where, "--json"])
-    if done.returncode not in (0, 1):
-        return ClusterAnswer(stack, wave, UNANSWERED, error=first_error(done.stderr or done.stdout))
-    found = [m for m in json.loads(done.stdout)["models"] if m["model"] == model]
+    document, why = cluster_command("whatif", target, ["--from", str(dump)] if dump is not None else None)
+    if document is None:
+        return ClusterAnswer(stack, wave, UNANSWERED, error=why)
+    found = [m for m in document["models"] if m["model"] == model]
     if not found:
         return ClusterAnswer(stack, wave, NOT_IN_STACK)
     row = found[0]

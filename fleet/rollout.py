@@ -34,7 +34,8 @@ class StackOutcome:
     stack: str
     wave: str
     step: str
-    """`preview` or `up`; `gates` when a gate stopped the stack before it."""
+    """The last step run: `preview` or `up`; `gates` when a gate stopped the stack before it,
+    `none` when its wave never started."""
     result: str
     gates: list[GateResult] = field(default_factory=list)
     changes: dict[str, int] = field(default_factory=dict)
@@ -100,14 +101,16 @@ def _gate(outcome: StackOutcome, name: str, gate: Callable[[], GateResult], over
 
 def _step(outcome: StackOutcome, step: Callable[[], automation.StepResult]) -> automation.StepResult | None:
     _say(outcome, f"{outcome.step}...")
+    started = time.perf_counter()
     try:
         done = step()
     except automation.StackStepError as error:
         outcome.result, outcome.error = FAILED, str(error)
-        _say(outcome, f"{outcome.step} FAILED: {outcome.error.splitlines()[-1] if outcome.error else ''}")
+        last = outcome.error.splitlines()[-1] if outcome.error else ""
+        _say(outcome, f"{outcome.step} FAILED in {time.perf_counter() - started:.0f} s: {last}")
         return None
     outcome.changes = done.changes
-    _say(outcome, f"{outcome.step} done: {_changes(done.changes)}")
+    _say(outcome, f"{outcome.step} done in {time.perf_counter() - started:.0f} s: {_changes(done.changes)}")
     return done
 
 
