@@ -95,8 +95,10 @@ real-cluster: $(INSTALLED)
 	$(PY) -m sandbox.programs
 
 ## e2e: `pulumi up` for real: the Pulumi CLI and provider against a cluster of local processes
-##      (etcd, kube-apiserver, KWOK nodes, Volcano, LWS), built by `make real-cluster`
-e2e: real-cluster
+##      (etcd, kube-apiserver, KWOK nodes, Volcano, LWS), built by `make real-cluster` (the router's
+##      and the model simulator's when a test first needs them)
+e2e: $(INSTALLED)
+	$(PY) -m sandbox.programs --core
 	$(PY) -m pytest -q -m e2e -n 2 --dist loadfile tests/e2e
 
 ## quick: the fast tests of the lower layers, for the edit loop (no lint, type check or external tools)

@@ -126,11 +126,18 @@ def _build(module: Module, target: Path) -> None:
         os.replace(out, target)
 
 
-def programs(progress: Callable[[str], None] | None = None) -> dict[str, Path]:
-    """Every program by name, each module built first if needed (`progress` is told of each build
-    before it starts: the first one of a machine takes many minutes)."""
+SERVING = ("inference-router", "inference-sim")
+"""The modules only the gateway's router tests run; the cluster and Pulumi need the others."""
+
+
+def programs(progress: Callable[[str], None] | None = None, serving: bool = True) -> dict[str, Path]:
+    """Every program by name (without the router's and the model simulator's unless `serving`),
+    each module built first if needed (`progress` is told of each build before it starts: the
+    first one of a machine takes many minutes)."""
     found: dict[str, Path] = {}
     for module in modules():
+        if not serving and module.folder in SERVING:
+            continue
         if progress is not None and not module.folder_path().is_dir():
             progress(f"building {module.folder} ({', '.join(module.programs)}) from its Go module")
         folder = ensure_built(module)
@@ -139,7 +146,11 @@ def programs(progress: Callable[[str], None] | None = None) -> dict[str, Path]:
 
 
 def main() -> int:
+    """`--core`: every module but the serving ones (`SERVING`)."""
+    core = "--core" in sys.argv[1:]
     for module in modules():
+        if core and module.folder in SERVING:
+            continue
         started = time.perf_counter()
         cached = module.folder_path().is_dir()
         try:

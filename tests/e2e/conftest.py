@@ -22,14 +22,28 @@ EXTRA_LOGS: list[Path] = []
 prints their last lines too. A test adds its logs and removes them when its processes stop."""
 
 
-@pytest.fixture(scope="session")
-def real_programs() -> dict[str, Path]:
+class _Programs(dict[str, Path]):
+    """The cluster's and Pulumi's programs; the router's and the model simulator's are found (or
+    built, or waited for while `.ci/run` builds them beside the tests) when a test first asks for
+    one, so the tests that need none start without them."""
+
+    def __missing__(self, name: str) -> Path:
+        self.update(_built(serving=True))
+        return self[name]
+
+
+def _built(serving: bool) -> dict[str, Path]:
     try:
-        return programs()
+        return programs(serving=serving)
     except BuildError as why:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"the real cluster cannot be built: {why}")
         pytest.skip(f"the real cluster cannot be built here: {why}")
+
+
+@pytest.fixture(scope="session")
+def real_programs() -> dict[str, Path]:
+    return _Programs(_built(serving=False))
 
 
 def start_cluster(folder: Path, found: dict[str, Path], nodes: list[dict[str, Any]]) -> Iterator[LocalCluster]:

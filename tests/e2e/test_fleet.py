@@ -106,6 +106,54 @@ def test_every_gate_passing_the_fleet_converges_and_previews_empty(fleet: dict[s
     }
 
 
+def test_the_fleet_whatif_ranks_the_clusters_as_their_schedulers_then_place_the_model(
+    fleet: dict[str, Any], clusters: dict[str, LocalCluster]
+) -> None:
+    """A model of two replicas of two GPUs, added to every stack. Beside the stack's one-GPU
+    model, pods made by hand hold a GPU of one node of `fleet-us` (two whole nodes or more stay
+    free) and of three of `fleet-eu` (one at most); the lab has three. The fleet what-if, live,
+    ranks the two that fit before the one where it waits; applied, the model runs where it was
+    said to fit and waits where it was said to wait."""
+    holders = {"fleet-us": ["dev-gpu-2"], "fleet-eu": ["dev-gpu-1", "dev-gpu-2", "dev-gpu-3"]}
+    for name, nodes in holders.items():
+        for node in nodes:
+            holder = {**GPU_HOLDER, "metadata": {"name": f"holder-{node}", "namespace": "default"}}
+            holder["spec"] = {**GPU_HOLDER["spec"], "nodeName": node}
+            clusters[name].kubectl("apply", "-f", "-", input=json.dumps(holder))
+    for name, stack in fleet["stacks"].items():
+        stack.write_config(with_extra_model(clusters[name].kubeconfig))
+    code, ranked, _ = run_fleet(fleet, "whatif", "--model", EXTRA)
+    assert code == 0
+    said = [(c["stack"], c["verdict"]) for c in ranked["clusters"]]
+    assert said == [(LAB, "fits"), ("fleet-us", "fits"), ("fleet-eu", "waits")], ranked
+
+    code, report, progress = run_fleet(fleet, "up")
+    assert code == 1 and report["stoppedBy"] == "fleet-eu", progress[-4000:]
+    for name, verdict in said:
+        running = [
+            p
+            for p in clusters[name].get_json("pods", "-n", "team-a", "-l", f"app.kubernetes.io/instance={EXTRA}")[
+                "items"
+            ]
+            if p["status"].get("phase") == "Running"
+        ]
+        assert (len(running) == 2) == (verdict == "fits"), (name, verdict, [p["metadata"]["name"] for p in running])
+
+
+EXTRA = "extra"
+
+
+def with_extra_model(kubeconfig: Path) -> dict[str, Any]:
+    config = e2e_config("dev", kubeconfig)
+    model = json.loads(json.dumps(config["models"]["qwen3-0-6b"]))
+    model["replicas"] = 2
+    model["resources"] = {**model["resources"], "gpus": 2}
+    model["engine"] = {**model.get("engine", {}), "tensorParallelSize": 2}
+    model["startup"] = {"placeTimeoutSeconds": 30, "loadTimeoutSeconds": 30}
+    config["models"][EXTRA] = model
+    return config
+
+
 def test_a_preflight_error_on_wave_one_leaves_wave_two_untouched(
     fleet: dict[str, Any], clusters: dict[str, LocalCluster]
 ) -> None:
