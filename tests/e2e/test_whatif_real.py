@@ -29,7 +29,7 @@ import pytest
 from cli.main import main
 from config.platform_labels import MODEL_LABEL
 from sandbox.cluster import LocalCluster
-from sandbox.pulumi_cli import PulumiStack
+from sandbox.pulumi_cli import PulumiError, PulumiStack
 from tests.e2e.conftest import start_cluster
 from tests.e2e.stacks import e2e_config
 from tests.e2e.whatif_cells import (
@@ -77,6 +77,22 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, real_programs: dict[str, P
     yield from start_cluster(tmp_path_factory.mktemp("whatif-cluster"), real_programs, cell_nodes())
 
 
+QUEUE_CACHE_LAG = "can not be deleted because it has"
+
+
+def up_past_queue_cache_lag(pulumi: PulumiStack) -> None:
+    """`up`, and once more when Volcano's queue webhook refused to delete a parent queue whose
+    child the same `up` had just deleted: the webhook counts children in its informer cache
+    (volcano v1.15.1 pkg/webhooks/admission/queues/validate/validate_queue.go,
+    `validateQueueDeleting`), which can lag the deletion on a busy machine. The second `up`
+    meets the cache caught up (`docs/operations.md`, "Reshaping queues")."""
+    result = pulumi.up(check=False)
+    if result.returncode != 0 and QUEUE_CACHE_LAG in result.output:
+        result = pulumi.up(check=False)
+    if result.returncode != 0:
+        raise PulumiError(f"`pulumi up` exited {result.returncode}:\n{result.output[-6000:]}")
+
+
 @dataclass
 class Stack:
     """The one stack every test of the module changes, and the cells its models were last for."""
@@ -89,7 +105,7 @@ class Stack:
         the stack before or after the change of `cells`."""
         if self.previous:
             self.pulumi.write_config(_config(cluster, self.previous, after=None))
-            self.pulumi.up()
+            up_past_queue_cache_lag(self.pulumi)
         self.pulumi.write_config(_config(cluster, cells, after=after))
         self.previous = cells
 
@@ -267,7 +283,7 @@ def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack:
         cells = round_of(number)
         _reset(cluster)
         stack.switch(cluster, cells, after=False)
-        stack.pulumi.up()
+        up_past_queue_cache_lag(stack.pulumi)
         _beside(cluster, cells)
         before = _settle(cluster, quiet=3.0)
         stack.pulumi.write_config(_config(cluster, cells, after=True))
