@@ -75,6 +75,10 @@ def _whatif(args: argparse.Namespace, fleet: Any) -> int:
                              f"({', '.join(fleet.stacks)})")  # fmt: skip
         dumps[stack] = Path(file)
     answers = placement.place(fleet, args.model, dumps)
+    unanswered = [a for a in answers if a.verdict == placement.UNANSWERED]
+    if unanswered:
+        # As `whatif`: an unreadable snapshot or cluster is bad input, said with the stack it is for.
+        raise UsageError("; ".join(f"stack {a.stack}: {a.error}" for a in unanswered))
     if all(a.verdict == placement.NOT_IN_STACK for a in answers):
         raise UsageError(f"no stack of the fleet has a model {args.model!r}: add it to the stacks it may run on")
     print(placement.as_json(args.model, answers) if args.json else placement.markdown(args.model, answers), end="")

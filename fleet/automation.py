@@ -93,15 +93,19 @@ def up(name: str, project_dir: Path, message: str, on_output: Callable[[str], No
         result = stack.up(refresh=True, message=message, on_output=on_output)
     except automation.CommandError as error:
         raise StackStepError(_cli_error(error)) from None
-    return StepResult(_changed(result.summary.resource_changes), resources(name, project_dir))
+    return StepResult(_changed(result.summary.resource_changes), _resources(stack))
 
 
 def resources(name: str, project_dir: Path) -> list[dict[str, Any]]:
     """The stack's resources as its state records them (also after a failed `up`)."""
+    return _resources(_stack(name, project_dir))
+
+
+def _resources(stack: Any) -> list[dict[str, Any]]:
     from pulumi import automation
 
     try:
-        deployment = _stack(name, project_dir).export_stack().deployment or {}
+        deployment = stack.export_stack().deployment or {}
     except automation.CommandError as error:
         raise StackStepError(_cli_error(error)) from None
     found: list[dict[str, Any]] = deployment.get("resources") or []
@@ -113,11 +117,12 @@ def last_update(name: str, project_dir: Path) -> dict[str, Any]:
     secrets stay hidden."""
     from pulumi import automation
 
+    stack = _stack(name, project_dir)
     try:
-        history = _stack(name, project_dir).history(page_size=1, show_secrets=False)
+        history = stack.history(page_size=1, show_secrets=False)
     except automation.CommandError as error:
         raise StackStepError(_cli_error(error)) from None
-    count = len(resources(name, project_dir))
+    count = len(_resources(stack))
     if not history:
         return {"kind": None, "result": None, "ended": None, "message": None, "changes": {}, "resources": count}
     last = history[0]

@@ -1,9 +1,9 @@
 """The gate after `up`: the stack's own workloads, as the cluster has them once `up` is done.
 
 A Deployment serves when its available replicas reach its replicas, a LeaderWorkerSet when its
-`Available` condition is true (lws v0.10.0 api/leaderworkerset/v1/leaderworkerset_types.go), and a
+`Available` condition is true (LWS's `LeaderWorkerSetAvailable`, `config/upstream/lws.py`), and a
 gang is scheduled when Volcano has moved its PodGroup to `Running` (volcano v1.15.1
-pkg/scheduler/framework/job_updater.go): a PodGroup left `Pending` or `Inqueue` fails the gate with
+pkg/scheduler/framework/session.go, `getPodGroupPhase`): a PodGroup left `Pending` or `Inqueue` fails the gate with
 the condition Volcano wrote on it, which says why. Which objects are the stack's comes from its
 state (the resources `up` recorded), so a model added or removed by the change is judged as
 deployed. An object asked for zero replicas (scaled to zero) passes.

@@ -221,3 +221,6 @@ def test_the_fleet_whatif_ranks_the_clusters_as_their_schedulers_would_place_the
     assert main([*args, "--model", "nowhere"]) == INVALID_INPUT
     assert "no stack of the fleet has a model 'nowhere'" in capsys.readouterr().err
     assert main([*args, "--from", "elsewhere=x.json"]) == INVALID_INPUT
+    capsys.readouterr()
+    assert main([*args, f"--from=busy={tmp_path / 'missing.json'}"]) == INVALID_INPUT
+    assert "stack busy: error:" in capsys.readouterr().err
