@@ -17,7 +17,8 @@ INSTALLED := $(VENV)/.installed
 export STACK CONFIG BASE FROM MARKDOWN KEEP TIERS SIZE VOLCANO LWS PULUMI PROMETHEUS_OPERATOR KEDA GATEWAY_API_REPOSITORY
 
 .PHONY: render check diff preflight import-topology test quick lint typecheck tools schema golden lock bench \
-	upstream upstream-generated clean volcano-session volcano-releases tenant-isolation real-cluster e2e
+	upstream upstream-generated clean volcano-session volcano-releases tenant-isolation real-cluster e2e \
+	deploy-workflow
 
 $(INSTALLED): requirements.txt requirements-dev.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -116,6 +117,11 @@ golden: $(INSTALLED)
 	for stack in $(EXAMPLES); do \
 	  $(TOOL) render --stack "$$stack" --out "tests/golden/$$stack" || exit 1; done
 	$(TOOL) preview-role --stack aicloud-a > docs/rbac/preview-reader.yaml
+
+## deploy-workflow: write .github/workflows/deploy.yml from fleet.yaml (a job per wave; review the diff)
+deploy-workflow: $(INSTALLED)
+	$(TOOL) fleet workflow --fleet fleet.yaml > .github/workflows/deploy.yml.new
+	mv .github/workflows/deploy.yml.new .github/workflows/deploy.yml
 
 ## lock: recompile the hashed lock files from requirements*.in (needs PyPI)
 lock: $(INSTALLED)

@@ -21,6 +21,8 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     fleet = read_fleet(Path(args.fleet))
     if args.action == "whatif":
         return _whatif(args, fleet)
+    if args.action == "workflow":
+        return _workflow(args, fleet)
     if shutil.which("pulumi") is None:
         raise UsageError("the Pulumi CLI is not on the PATH: the fleet runs it through the Automation API")
     if args.action == "status":
@@ -30,7 +32,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
 def _roll_out(args: argparse.Namespace, fleet: Any) -> int:
     from fleet.report import as_json, markdown
-    from fleet.rollout import roll_out
+    from fleet.rollout import Options, roll_out
 
     overrides = tuple(dict.fromkeys(getattr(args, "override", None) or ()))
     refused = [gate for gate in overrides if gate not in fleet.gates.overridable]
@@ -40,9 +42,29 @@ def _roll_out(args: argparse.Namespace, fleet: Any) -> int:
             f"--override {refused[0]}: the fleet file does not let this gate be overridden (gates.overridable: "
             f"{allowed}); add it there in a reviewed change if it must be"
         )
-    run = roll_out(fleet, args.action, overrides)
+    unknown = [stack for stack in args.stack or () if stack not in fleet.stacks]
+    if unknown:
+        raise UsageError(f"--stack {unknown[0]}: not a stack of the fleet ({', '.join(fleet.stacks)})")
+    packs = tuple(str(Path(pack).resolve()) for pack in args.policy_pack or ())
+    missing = [pack for pack in packs if not Path(pack).exists()]
+    if missing:
+        raise UsageError(f"--policy-pack {missing[0]}: no such policy pack (the project's is `policy`)")
+    options = Options(overrides, packs, tuple(args.stack or ()))
+    run = roll_out(fleet, args.action, options)
     print(as_json(run) if args.json else markdown(run), end="")
     return OK if run.ok else FOUND
+
+
+def _workflow(args: argparse.Namespace, fleet: Any) -> int:
+    from importlib.metadata import version
+
+    from fleet.workflow import deploy_workflow
+
+    if Path(args.fleet).is_absolute():
+        raise UsageError(f"--fleet {args.fleet}: give the fleet file relative to the repository's root, where the "
+                         "workflow reads it")  # fmt: skip
+    print(deploy_workflow(fleet, args.fleet, version("pulumi")), end="")
+    return OK
 
 
 def _status(args: argparse.Namespace, fleet: Any) -> int:
@@ -104,6 +126,7 @@ def add_fleet_command(sub: Any, formatter: type[argparse.HelpFormatter]) -> None
         "volcano-platform fleet up --fleet fleet.yaml --override whatif",
         "volcano-platform fleet status --fleet fleet.yaml --json",
         "volcano-platform fleet whatif --fleet fleet.yaml --model llama-405b --from lab=lab.json",
+        "volcano-platform fleet workflow --fleet fleet.yaml > .github/workflows/deploy.yml",
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="action")
     for action, summary in (
@@ -111,10 +134,25 @@ def add_fleet_command(sub: Any, formatter: type[argparse.HelpFormatter]) -> None
         ("up", "wave by wave: the gates, `pulumi up --refresh`, the gate after it; stops after a failed wave"),
         ("status", "each stack's last update (result, time, message) and resource count"),
         ("whatif", "which cluster can take a model: each stack's what-if on its cluster, ranked"),
+        ("workflow", "print the deploy workflow of the fleet: a GitHub Actions job per wave, in order"),
     ):
         command = actions.add_parser(action, help=summary, description=summary)
         command.add_argument("--fleet", required=True, help=FLEET_HELP)
-        command.add_argument("--json", action="store_true", help="print the report as JSON")
+        if action != "workflow":
+            command.add_argument("--json", action="store_true", help="print the report as JSON")
+        if action in ("preview", "up"):
+            command.add_argument(
+                "--stack",
+                action="append",
+                help="only this stack of the fleet, in its wave (the deploy workflow runs one per leg); repeatable",
+            )
+            command.add_argument(
+                "--policy-pack",
+                action="append",
+                metavar="FOLDER",
+                help="run this policy pack with `preview`/`up`, as `pulumi --policy-pack` does (the project's "
+                "is `policy`); repeatable",
+            )
         if action == "up":
             command.add_argument(
                 "--override",

@@ -47,13 +47,24 @@ def _stack(name: str, project_dir: Path) -> Any:
     os.environ[STACK_DIR_VARIABLE] = str(project_dir)
     options = automation.LocalWorkspaceOptions(work_dir=str(project_dir))
     try:
-        return automation.select_stack(stack_name=name, project_name=PROJECT, program=_program, opts=options)
+        return automation.select_stack(stack_name=qualified(name), project_name=PROJECT, program=_program,
+                                       opts=options)  # fmt: skip
     except automation.StackNotFoundError:
         raise StackStepError(
             f"stack `{name}` does not exist in the backend: `pulumi stack init {name}` first"
         ) from None
     except automation.CommandError as error:
         raise StackStepError(_cli_error(error)) from None
+
+
+def qualified(name: str) -> str:
+    """The stack's name as `.github/scripts/pulumi-login.sh` selects it: in Pulumi Cloud, inside the
+    organization PULUMI_CLOUD_ORGANIZATION names (not the token owner's default one); in a
+    self-managed backend, the name alone."""
+    organization = os.environ.get("PULUMI_CLOUD_ORGANIZATION")
+    if organization and not os.environ.get("PULUMI_BACKEND_URL"):
+        return f"{organization}/{PROJECT}/{name}"
+    return name
 
 
 def _cli_error(error: Exception) -> str:
@@ -74,26 +85,46 @@ def _changed(summary: dict[Any, int] | None) -> dict[str, int]:
     return out
 
 
-def preview(name: str, project_dir: Path, on_output: Callable[[str], None] | None = None) -> StepResult:
+def preview(
+    name: str, project_dir: Path, policy_packs: tuple[str, ...] = (), on_output: Callable[[str], None] | None = None
+) -> StepResult:
     from pulumi import automation
 
     stack = _stack(name, project_dir)
     try:
-        result = stack.preview(refresh=True, on_output=on_output)
+        result = stack.preview(refresh=True, policy_packs=list(policy_packs) or None, on_output=on_output)
     except automation.CommandError as error:
         raise StackStepError(_cli_error(error)) from None
     return StepResult(_changed(result.change_summary))
 
 
-def up(name: str, project_dir: Path, message: str, on_output: Callable[[str], None] | None = None) -> StepResult:
+def up(
+    name: str,
+    project_dir: Path,
+    message: str,
+    policy_packs: tuple[str, ...] = (),
+    on_output: Callable[[str], None] | None = None,
+) -> StepResult:
     from pulumi import automation
 
     stack = _stack(name, project_dir)
     try:
-        result = stack.up(refresh=True, message=message, on_output=on_output)
+        result = stack.up(refresh=True, message=message, policy_packs=list(policy_packs) or None, on_output=on_output)
     except automation.CommandError as error:
         raise StackStepError(_cli_error(error)) from None
     return StepResult(_changed(result.summary.resource_changes), _resources(stack))
+
+
+def config_value(name: str, project_dir: Path, path: str) -> str:
+    """A key of the stack's config (`cluster.kubeconfig`), decrypted by the CLI with the
+    environment's secrets provider, as the program receives it under `up`."""
+    from pulumi import automation
+
+    stack = _stack(name, project_dir)
+    try:
+        return str(stack.get_config(f"{PROJECT}:{path}", path=True).value)
+    except automation.CommandError as error:
+        raise StackStepError(_cli_error(error)) from None
 
 
 def resources(name: str, project_dir: Path) -> list[dict[str, Any]]:

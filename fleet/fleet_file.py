@@ -6,6 +6,7 @@
       - name: prod
         stacks: [prod-eu, prod-us]
         parallel: 2              # stacks of this wave at once (default 1)
+        environment: production  # the deploy workflow's GitHub environment (default: the wave's name)
     gates:
       protectedTenants: [serving]  # the what-if gate fails when the change would evict their work
       overridable: [whatif]        # gates `fleet up --override <gate>` may pass anyway (recorded)
@@ -21,7 +22,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
@@ -33,15 +34,24 @@ OverridableGate = Literal["preflight", "whatif", "workloads"]
 """`check` is not among them: a stack that does not check cannot be deployed."""
 STACK_NAME = r"^[A-Za-z0-9_.-]{1,100}$"
 WAVE_NAME = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+ENVIRONMENT_NAME = r"^[A-Za-z0-9_.-]{1,255}$"
 
 
 class Wave(ConfigModel):
     name: str = Field(pattern=WAVE_NAME)
     """The wave's name in progress, the report and the deploy workflow's jobs (a DNS label)."""
-    stacks: list[str] = Field(min_length=1)
+    stacks: list[Annotated[str, Field(pattern=STACK_NAME)]] = Field(min_length=1)
     """The stacks of this wave: each `Pulumi.<stack>.yaml` of the project, in no other wave."""
     parallel: int = Field(default=1, ge=1, le=32)
     """How many stacks of this wave run at once."""
+    environment: str | None = Field(default=None, pattern=ENVIRONMENT_NAME)
+    """The GitHub environment of this wave's jobs in the deploy workflow (`fleet workflow`): its
+    reviewers approve the wave, and it holds the wave's clusters' kubeconfigs. Default: the wave's
+    name."""
+
+    @property
+    def github_environment(self) -> str:
+        return self.environment or self.name
 
 
 class Gates(ConfigModel):

@@ -5,7 +5,7 @@ the stack's own workloads read back from the cluster.
 Each gate before `up` runs the project's own command in a process of its own, as a user would, and
 reads its exit code and `--json`: what the gate says is what the command says. The cluster is the
 one the stack deploys to: its `cluster.kubeconfig` (a path, or the file's contents) and
-`cluster.context`, else the ambient kubeconfig.
+`cluster.context` (an encrypted one decrypted by the CLI), else the ambient kubeconfig.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from components.inference.gang_reason import ClusterAccess
 from config import ConfigError
 from config.loader import load_raw
-from config.stack_file.reader import StackFileError, read_stack
+from config.stack_file.reader import SECRET_PLACEHOLDER, StackFileError, read_stack
 from fleet.fleet_file import Fleet
 
 COMMAND_TIMEOUT_SECONDS = 1800
@@ -51,6 +51,8 @@ class Target:
     stack_file: Path
     access: ClusterAccess
     protected_queues: frozenset[str] = frozenset()
+    needs_decrypted_kubeconfig: bool = False
+    """`cluster.kubeconfig` is encrypted in the stack file: only the CLI can decrypt it."""
 
     @classmethod
     def of(cls, fleet: Fleet, stack: str) -> Target:
@@ -72,15 +74,14 @@ class Target:
                 tenant = spec.tenants[tenant.parent]
             if protected.intersection(line):
                 queues.add(spec.tenants[name].queue_name)
-        return cls(stack, path, ClusterAccess(_usable_kubeconfig(kubeconfig), cluster.context), frozenset(queues))
+        encrypted = kubeconfig == SECRET_PLACEHOLDER
+        access = ClusterAccess(None if encrypted else kubeconfig, cluster.context)
+        return cls(stack, path, access, frozenset(queues), encrypted)
 
-
-def _usable_kubeconfig(value: str | None) -> str | None:
-    """A path or a kubeconfig's contents; an encrypted value the offline reader could not decrypt
-    (neither) is left to the ambient kubeconfig."""
-    if value is None or "\n" in value or Path(value).expanduser().is_file():
-        return value
-    return None
+    def with_kubeconfig(self, kubeconfig: str) -> Target:
+        """This target on the cluster of `kubeconfig` (a path, or a kubeconfig's contents)."""
+        access = ClusterAccess(kubeconfig, self.access.context)
+        return Target(self.stack, self.stack_file, access, self.protected_queues)
 
 
 def _run_tool(args: list[str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:

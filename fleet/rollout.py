@@ -69,25 +69,49 @@ def _say(outcome: StackOutcome, text: str) -> None:
     print(f"fleet: {outcome.wave}/{outcome.stack}: {text}", file=sys.stderr, flush=True)
 
 
-def run_stack(fleet_path: str, stack: str, action: str, overrides: tuple[str, ...]) -> StackOutcome:
+@dataclass(frozen=True)
+class Options:
+    """How the fleet runs: the gates `--override` passes, the policy packs `preview`/`up` run
+    (`--policy-pack`), and the stacks `--stack` limits it to (all when empty)."""
+
+    overrides: tuple[str, ...] = ()
+    policy_packs: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
+
+
+def run_stack(fleet_path: str, stack: str, action: str, options: Options) -> StackOutcome:
     """One stack's gates and step (in a process of its own)."""
     started = time.perf_counter()
     fleet = read_fleet(Path(fleet_path))
     target = Target.of(fleet, stack)
     outcome = StackOutcome(stack, fleet.wave_of(stack), "gates", SUCCEEDED)
+    if target.needs_decrypted_kubeconfig:
+        target = _with_decrypted_kubeconfig(outcome, target, fleet)
     for name, gate in BEFORE_UP.items():
-        outcome.gates.append(_gate(outcome, name, partial(gate, target), overrides))
+        outcome.gates.append(_gate(outcome, name, partial(gate, target), options.overrides))
         if not outcome.gates[0].passed or (action == "up" and outcome.failed_gate is not None):
             break  # an invalid stack can be judged no further; `up` stops at its first failed gate
     if not outcome.gates[0].passed or (action == "up" and outcome.failed_gate is not None):
         outcome.result = FAILED
     elif action == "preview":
         outcome.step = "preview"
-        _step(outcome, lambda: automation.preview(stack, fleet.project))
+        _step(outcome, lambda: automation.preview(stack, fleet.project, options.policy_packs))
     else:
-        _up(outcome, fleet, target, overrides)
+        _up(outcome, fleet, target, options)
     outcome.seconds = round(time.perf_counter() - started, 1)
     return outcome
+
+
+def _with_decrypted_kubeconfig(outcome: StackOutcome, target: Target, fleet: Fleet) -> Target:
+    """The stack's encrypted `cluster.kubeconfig`, decrypted by the CLI with the environment's
+    secrets provider, so the gates read the cluster `up` writes to; unreadable, the gates use the
+    ambient kubeconfig and say so."""
+    try:
+        value = automation.config_value(outcome.stack, fleet.project, "cluster.kubeconfig")
+    except automation.StackStepError as error:
+        _say(outcome, f"the encrypted cluster.kubeconfig cannot be read ({error}); the gates use the ambient one")
+        return target
+    return target.with_kubeconfig(value)
 
 
 def _gate(outcome: StackOutcome, name: str, gate: Callable[[], GateResult], overrides: tuple[str, ...]) -> GateResult:
@@ -114,7 +138,7 @@ def _step(outcome: StackOutcome, step: Callable[[], automation.StepResult]) -> a
     return done
 
 
-def _up(outcome: StackOutcome, fleet: Fleet, target: Target, overrides: tuple[str, ...]) -> None:
+def _up(outcome: StackOutcome, fleet: Fleet, target: Target, options: Options) -> None:
     """`up`, then the gate after it; after a failed `up` the gate still reads what the state
     holds, to say why (a gang's PodGroup left Pending)."""
     message = f"volcano-platform fleet up, wave {outcome.wave}"
@@ -122,14 +146,14 @@ def _up(outcome: StackOutcome, fleet: Fleet, target: Target, overrides: tuple[st
     if overridden:
         message += "; gates overridden: " + "; ".join(f"{g.gate} ({g.said})" for g in overridden)
     outcome.step = "up"
-    done = _step(outcome, lambda: automation.up(outcome.stack, fleet.project, message[:1000]))
+    done = _step(outcome, lambda: automation.up(outcome.stack, fleet.project, message[:1000], options.policy_packs))
     try:
         state = done.resources if done is not None else automation.resources(outcome.stack, fleet.project)
     except automation.StackStepError:
         return
     workloads = stack_workloads(state)
     outcome.gates.append(_gate(outcome, "workloads", lambda: workloads_gate(target.access, workloads, outcome.stack),
-                               overrides))  # fmt: skip
+                               options.overrides))  # fmt: skip
     if outcome.failed_gate is not None:
         outcome.result = FAILED
 
@@ -138,17 +162,21 @@ def _changes(changes: dict[str, int]) -> str:
     return ", ".join(f"{n} to {op}" for op, n in sorted(changes.items())) or "no change"
 
 
-def roll_out(fleet: Fleet, action: str, overrides: tuple[str, ...] = ()) -> FleetRun:
-    """Every wave in order (`up` stops after a wave with a failed stack)."""
-    run = FleetRun(action, [], overrides=overrides)
+def roll_out(fleet: Fleet, action: str, options: Options) -> FleetRun:
+    """Every wave in order (`up` stops after a wave with a failed stack); with `options.only`, just
+    those stacks, each in its own wave."""
+    run = FleetRun(action, [], overrides=options.overrides)
     context = get_context("spawn")
     for wave in fleet.waves:
-        if run.stopped_by is not None:
-            run.outcomes += [StackOutcome(stack, wave.name, "none", NOT_STARTED) for stack in wave.stacks]
+        stacks = [stack for stack in wave.stacks if not options.only or stack in options.only]
+        if not stacks:
             continue
-        workers = min(wave.parallel, len(wave.stacks))
+        if run.stopped_by is not None:
+            run.outcomes += [StackOutcome(stack, wave.name, "none", NOT_STARTED) for stack in stacks]
+            continue
+        workers = min(wave.parallel, len(stacks))
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            done = list(pool.map(run_stack, repeat(str(fleet.path)), wave.stacks, repeat(action), repeat(overrides)))
+            done = list(pool.map(run_stack, repeat(str(fleet.path)), stacks, repeat(action), repeat(options)))
         run.outcomes += done
         failed = [o for o in done if o.result == FAILED or o.failed_gate is not None]
         if action == "up" and failed:

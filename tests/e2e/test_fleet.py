@@ -34,6 +34,7 @@ from tests.e2e.test_unfit_model import with_wide_model
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 WAVES = {"lab": ["fleet-lab"], "prod": ["fleet-eu", "fleet-us"]}
 LAB = "fleet-lab"
+ENCRYPTED = "fleet-us"
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +66,18 @@ def fleet(
     }
     path = project / "fleet.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
-    env = dict(stacks[LAB].env)
+    # One stack keeps its cluster's kubeconfig encrypted, as a stack in a shared repository does:
+    # the gates must read the cluster `up` writes to, not the ambient one (there is none here).
+    stacks[ENCRYPTED].cli("config", "set", "--stack", ENCRYPTED, "--secret", "--path",
+                          "volcano-platform:cluster.kubeconfig", str(clusters[ENCRYPTED].kubeconfig))  # fmt: skip
+    env = {key: value for key, value in stacks[LAB].env.items() if key != "KUBECONFIG"}
     env["PATH"] = os.pathsep.join([str(real_programs["pulumi"].parent), env["PATH"]])
-    return {"path": path, "stacks": stacks, "env": env}
+    # The project's policy pack, through a launcher that notes each start by the CLI.
+    policy = project.parent / "bin" / "policy-noting-starts"
+    policy.write_text(f'#!/bin/sh\necho started >> "{project.parent / "policy-starts"}"\n'
+                      f'exec "{stacks[LAB].policy_pack}" "$@"\n')  # fmt: skip
+    policy.chmod(0o755)
+    return {"path": path, "stacks": stacks, "env": env, "policy": policy}
 
 
 def run_fleet(fleet: dict[str, Any], *args: str) -> tuple[int, dict[str, Any], str]:
@@ -82,8 +92,10 @@ def by_stack(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_every_gate_passing_the_fleet_converges_and_previews_empty(fleet: dict[str, Any]) -> None:
-    code, report, progress = run_fleet(fleet, "up")
+    code, report, progress = run_fleet(fleet, "up", "--policy-pack", str(fleet["policy"]))
     assert code == 0, progress[-4000:]
+    starts = (fleet["policy"].parent.parent / "policy-starts").read_text().splitlines()
+    assert len(starts) >= 3, "the CLI ran the policy pack with each stack's `up`"
     rows = by_stack(report)
     assert [row["wave"] for row in report["stacks"]] == ["lab", "prod", "prod"]
     for row in rows.values():
@@ -175,9 +187,14 @@ def test_a_preflight_error_on_wave_one_leaves_wave_two_untouched(
     assert failed["gate"] == "preflight" and "nodes-missing" in failed["said"], failed
     assert report["stoppedBy"] == LAB
     assert rows["fleet-eu"]["result"] == rows["fleet-us"]["result"] == "not started"
-    # Wave 2 was never touched: its Deployment still has the one replica the first `up` gave it.
+    # Wave 2 was never touched: its Deployment still has the one replica the first `up` gave it,
+    # and a preview of that stack alone (as a deploy workflow's leg runs it) still has the change.
     deployment = clusters["fleet-eu"].get_json("deployment", "qwen3-0-6b", "-n", "team-a")
     assert deployment["spec"]["replicas"] == 1, deployment["spec"]
+    code, report, progress = run_fleet(fleet, "preview", "--stack", "fleet-eu")
+    assert code == 0, progress[-4000:]
+    assert [(row["stack"], row["wave"]) for row in report["stacks"]] == [("fleet-eu", "prod")]
+    assert report["stacks"][0]["changes"] == {"update": 1}, report
 
 
 GPU_HOLDER = {

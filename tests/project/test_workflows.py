@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import PROJECT_DIR, STACKS, require_tool
+from tests.conftest import PROJECT_DIR, STACKS, TOOL, require_tool
 
 WORKFLOWS = sorted((PROJECT_DIR / ".github" / "workflows").glob("*.yml"))
 TOOLS = PROJECT_DIR / "tests" / "tools"
@@ -121,9 +121,8 @@ def test_the_jobs_that_run_branch_code_cannot_write_and_the_commenting_jobs_run_
             else:
                 assert not [s for s in job.get("steps", []) if "run" in s], f"{path.name}: {name}"
             if permissions.get("id-token") == "write":
-                assert job.get("environment") in ("preview", "production"), (
-                    f"{path.name}: {name} gets OIDC outside an environment"
-                )
+                environments = {"preview", *(wave.github_environment for wave in _fleet().waves)}
+                assert job.get("environment") in environments, f"{path.name}: {name} gets OIDC outside an environment"
 
 
 def _pinned_pulumi() -> str:
@@ -131,35 +130,106 @@ def _pinned_pulumi() -> str:
     return line.split("==")[1]
 
 
-@pytest.mark.parametrize(("name", "command"), [("preview.yml", "preview"), ("deploy.yml", "up")])
-def test_live_workflows_run_pulumi_with_refresh_the_policy_pack_and_the_pinned_cli(name: str, command: str) -> None:
-    workflow = _workflow(PROJECT_DIR / ".github" / "workflows" / name)
+def test_the_live_preview_runs_pulumi_with_refresh_the_policy_pack_and_the_pinned_cli() -> None:
+    workflow = _workflow(PROJECT_DIR / ".github" / "workflows" / "preview.yml")
     runs = [s["run"] for s in _steps(workflow) if "run" in s]
     (run,) = [r for r in runs if "pulumi-run.sh" in r]
-    assert f'.github/scripts/with-kubeconfig.sh .github/scripts/pulumi-run.sh {command} "$STACK"' in run
+    assert '.github/scripts/with-kubeconfig.sh .github/scripts/pulumi-run.sh preview "$STACK"' in run
     script = (PROJECT_DIR / ".github" / "scripts" / "pulumi-run.sh").read_text()
     assert "--refresh --policy-pack policy" in script, "a preview that does not refresh compares with stale state"
+    _assert_pinned_cli(workflow)
+
+
+def _assert_pinned_cli(workflow: dict[str, Any]) -> None:
     assert workflow["env"]["PULUMI_VERSION"] == _pinned_pulumi()
     installs = [s for s in _steps(workflow) if _action(s) == "pulumi/actions"]
     assert installs and all(s["with"] == {"pulumi-version": "${{ env.PULUMI_VERSION }}"} for s in installs)
 
 
-@pytest.mark.parametrize(("name", "environment"), [("preview.yml", "preview"), ("deploy.yml", "production")])
-def test_live_workflows_log_in_loudly_before_pulumi_runs(name: str, environment: str) -> None:
-    workflow = _workflow(PROJECT_DIR / ".github" / "workflows" / name)
-    (job,) = [j for j in workflow["jobs"].values() if "environment" in j]
-    assert job["environment"] == environment
-    steps = job["steps"]
-    login = next(i for i, s in enumerate(steps) if "pulumi-login.sh" in s.get("run", ""))
-    assert login < next(i for i, s in enumerate(steps) if "pulumi-run.sh" in s.get("run", ""))
-    assert {_action(s) for s in steps[:login] if _action(s) in OIDC_ACTIONS} == OIDC_ACTIONS
-    assert {"PULUMI_BACKEND_URL", "PULUMI_CLOUD_ORGANIZATION"} <= set(job["env"])
+def _environment_jobs(name: str) -> list[dict[str, Any]]:
+    return [j for j in _workflow(PROJECT_DIR / ".github" / "workflows" / name)["jobs"].values() if "environment" in j]
 
 
-def test_deploy_runs_one_up_per_stack_at_a_time_after_merges_to_main() -> None:
+@pytest.mark.parametrize(("name", "script"), [("preview.yml", "pulumi-run.sh"), ("deploy.yml", "fleet-up.sh")])
+def test_live_workflows_log_in_loudly_before_pulumi_runs(name: str, script: str) -> None:
+    jobs = _environment_jobs(name)
+    assert jobs
+    for job in jobs:
+        steps = job["steps"]
+        login = next(i for i, s in enumerate(steps) if "pulumi-login.sh" in s.get("run", ""))
+        assert login < next(i for i, s in enumerate(steps) if script in s.get("run", ""))
+        assert {_action(s) for s in steps[:login] if _action(s) in OIDC_ACTIONS} == OIDC_ACTIONS
+        assert {"PULUMI_BACKEND_URL", "PULUMI_CLOUD_ORGANIZATION"} <= set(job["env"])
+
+
+def _fleet() -> Any:
+    from fleet.fleet_file import read_fleet
+
+    return read_fleet(PROJECT_DIR / "fleet.yaml")
+
+
+def test_the_deploy_workflow_is_the_one_the_fleet_file_gives() -> None:
+    """`make deploy-workflow` wrote it; a change of the waves that was not written out fails here."""
+    proc = _run([*TOOL, "fleet", "workflow", "--fleet", "fleet.yaml"], cwd=PROJECT_DIR)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (PROJECT_DIR / ".github" / "workflows" / "deploy.yml").read_text(), (
+        "deploy.yml differs from fleet.yaml's: run `make deploy-workflow` and review the diff"
+    )
+    assert sorted(_fleet().stacks) == sorted(STACKS), "a stack outside the fleet file would never be deployed"
+
+
+def test_deploy_rolls_the_waves_out_in_order_after_merges_to_main() -> None:
+    """A job per wave, each needing the one before (GitHub starts a job only when the jobs it
+    needs succeeded, every matrix leg included), in the wave's environment, one `up` per stack at a
+    time, the wave's `parallel` legs at once, each running the fleet's gates and `up`."""
     deploy = _workflow(PROJECT_DIR / ".github" / "workflows" / "deploy.yml")
-    assert deploy["jobs"]["up"]["concurrency"]["group"] == "pulumi-up-${{ matrix.stack }}"
     assert deploy["on"]["push"]["branches"] == ["main"]
+    fleet = _fleet()
+    assert list(deploy["jobs"]) == [f"wave-{wave.name}" for wave in fleet.waves]
+    previous = None
+    for wave, job in zip(fleet.waves, deploy["jobs"].values(), strict=True):
+        assert job.get("needs") == previous
+        previous = f"wave-{wave.name}"
+        assert job["environment"] == wave.github_environment
+        assert job["concurrency"]["group"] == "pulumi-up-${{ matrix.stack }}"
+        assert job["strategy"]["max-parallel"] == wave.parallel
+        assert [leg["stack"] for leg in job["strategy"]["matrix"]["include"]] == wave.stacks
+        (run,) = [s["run"] for s in job["steps"] if "fleet-up.sh" in s.get("run", "")]
+        assert run == '.github/scripts/with-kubeconfig.sh .github/scripts/fleet-up.sh "$FLEET_FILE" "$STACK"'
+        assert job["env"]["FLEET_FILE"] == "fleet.yaml"
+    assert [wave.github_environment for wave in fleet.waves] == ["lab", "production"]
+    script = (PROJECT_DIR / ".github" / "scripts" / "fleet-up.sh").read_text()
+    assert 'fleet up --fleet "$fleet" --stack "$stack" --policy-pack policy' in script
+    _assert_pinned_cli(deploy)
+
+
+def test_the_deploy_legs_read_the_kubeconfig_secrets_the_matrix_script_names() -> None:
+    output = _run([PROJECT_DIR / ".github" / "scripts" / "stacks.sh"]).stdout
+    named = {m["stack"]: m["kubeconfig"] for m in json.loads(output)}
+    deploy = _workflow(PROJECT_DIR / ".github" / "workflows" / "deploy.yml")
+    legs = [leg for job in deploy["jobs"].values() for leg in job["strategy"]["matrix"]["include"]]
+    assert {leg["stack"]: leg["kubeconfig"] for leg in legs} == named
+
+
+def test_the_fleet_report_reaches_the_summary_fenced_and_keeps_the_status(tmp_path: Path) -> None:
+    """fleet-up.sh on a fake tool whose report tries to close its fence."""
+    project = tmp_path / "project"
+    (project / ".github" / "scripts").mkdir(parents=True)
+    for name in ("fleet-up.sh", "fence.sh"):
+        shutil.copy(PROJECT_DIR / ".github" / "scripts" / name, project / ".github" / "scripts" / name)
+    tool = project / ".venv" / "bin" / "volcano-platform"
+    tool.parent.mkdir(parents=True)
+    tool.write_text(f"#!/usr/bin/env bash\necho \"$*\" > {tmp_path}/args\nprintf '| x |\\n```\\n# hi\\n'\nexit 1\n")
+    tool.chmod(0o755)
+    summary = tmp_path / "summary.md"
+    proc = _run([project / ".github" / "scripts" / "fleet-up.sh", "fleet.yaml", "dev"],
+                env={"PATH": "/usr/bin:/bin", "GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert proc.returncode == 1, "a failed gate fails the leg, and so the waves after it"
+    assert (tmp_path / "args").read_text().split() == [
+        *("fleet", "up", "--fleet", "fleet.yaml", "--stack", "dev", "--policy-pack", "policy")
+    ]
+    lines = summary.read_text().splitlines()
+    assert lines[0] == "### fleet up of `dev` (exit 1)" and lines[2] == "````" and lines[-1] == "````"
 
 
 def test_live_preview_never_runs_for_forks_and_reports_preflight_and_preview() -> None:

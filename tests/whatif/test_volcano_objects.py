@@ -69,7 +69,10 @@ def test_an_engine_that_cannot_answer_leaves_the_answer_to_the_model(
     from cli.main import main
     from tests.conftest import PROJECT_DIR
 
-    monkeypatch.setattr(whatif.volcano.build, "ensure_built", lambda **_: tmp_path / "volcano-session")
+    built = tmp_path / "volcano-session"
+    built.touch()
+    monkeypatch.setattr(whatif.volcano.build, "binary_path", lambda *_: built)
+    monkeypatch.setattr(whatif.volcano.build, "ensure_built", lambda **_: built)
     monkeypatch.setattr(whatif.volcano.predict, "run_cases", lambda cases, **_: [{"error": "broken"}] * len(cases))
     dump = str(PROJECT_DIR / "tests" / "fixtures" / "cluster" / "whatif" / "aicloud-a-full-queue.yaml")
     assert main(["whatif", "--stack", "aicloud-a", "--from", dump, "--json"]) == 1
