@@ -164,7 +164,7 @@ def _changes(changes: dict[str, int]) -> str:
 
 def roll_out(fleet: Fleet, action: str, options: Options) -> FleetRun:
     """Every wave in order (`up` stops after a wave with a failed stack); with `options.only`, just
-    those stacks, each in its own wave."""
+    those stacks, in their waves."""
     run = FleetRun(action, [], overrides=options.overrides)
     context = get_context("spawn")
     for wave in fleet.waves:
