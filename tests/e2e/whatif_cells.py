@@ -2,7 +2,7 @@
 running work and models, so that several run on one cluster at once without touching each other
 (each cell's pods select only its nodes, and its queues hold only its work).
 
-Round N is `round_of(N)` (from `random.Random(N)`): ten cells, a stack before and after the change, and the
+Round N is `round_of(N)` (from `random.Random(N)`): twenty cells, a stack before and after the change, and the
 work running beside the stack (batch gangs under Deployments, as controllers recreate evicted pods),
 cordoned and tainted nodes. `tests/e2e/test_whatif_real.py` sets a round up for real, records it
 with `volcano-platform snapshot`, predicts the change with `whatif` (both engines), applies it with
@@ -17,7 +17,7 @@ from typing import Any
 
 from config.platform_labels import MODEL_LABEL
 
-CELLS = 10
+CELLS = 20
 NODES_PER_CELL = 6
 GPUS_PER_NODE = 4
 CELL_LABEL = "whatif.example.com/cell"
