@@ -2,11 +2,12 @@
 running work and models, so that several run on one cluster at once without touching each other
 (each cell's pods select only its nodes, and its queues hold only its work).
 
-Round N is `round_of(N)` (from `random.Random(N)`): twenty cells, a stack before and after the change, and the
-work running beside the stack (batch gangs under Deployments, as controllers recreate evicted pods),
-cordoned and tainted nodes. `tests/e2e/test_whatif_real.py` sets a round up for real, records it
-with `volcano-platform snapshot`, predicts the change with `whatif` (both engines), applies it with
-`pulumi up` and compares the prediction with what Volcano's scheduler did, cell by cell.
+Round N is `round_of(N)` (from `random.Random(N)`): twenty cells, a stack before and after the
+change, and the work running beside the stack (batch gangs under Deployments, as controllers
+recreate evicted pods), cordoned and tainted nodes. `tests/e2e/test_whatif_real.py` sets a round
+up for real, records it with `volcano-platform snapshot`, predicts the change with `whatif` (both
+engines), applies it with `pulumi up` and compares the prediction with what Volcano's scheduler
+did, cell by cell.
 """
 
 from __future__ import annotations
