@@ -85,6 +85,11 @@ def _changed(summary: dict[Any, int] | None) -> dict[str, int]:
     return out
 
 
+def _packs(policy_packs: tuple[str, ...]) -> list[str] | None:
+    """`--policy-pack` for each folder; none at all when there is none (the SDK's default)."""
+    return list(policy_packs) or None
+
+
 def preview(
     name: str, project_dir: Path, policy_packs: tuple[str, ...] = (), on_output: Callable[[str], None] | None = None
 ) -> StepResult:
@@ -92,7 +97,7 @@ def preview(
 
     stack = _stack(name, project_dir)
     try:
-        result = stack.preview(refresh=True, policy_packs=list(policy_packs) or None, on_output=on_output)
+        result = stack.preview(refresh=True, policy_packs=_packs(policy_packs), on_output=on_output)
     except automation.CommandError as error:
         raise StackStepError(_cli_error(error)) from None
     return StepResult(_changed(result.change_summary))
@@ -109,7 +114,7 @@ def up(
 
     stack = _stack(name, project_dir)
     try:
-        result = stack.up(refresh=True, message=message, policy_packs=list(policy_packs) or None, on_output=on_output)
+        result = stack.up(refresh=True, message=message, policy_packs=_packs(policy_packs), on_output=on_output)
     except automation.CommandError as error:
         raise StackStepError(_cli_error(error)) from None
     return StepResult(_changed(result.summary.resource_changes), _resources(stack))

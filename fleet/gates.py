@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +80,7 @@ class Target:
 
     def with_kubeconfig(self, kubeconfig: str) -> Target:
         """This target on the cluster of `kubeconfig` (a path, or a kubeconfig's contents)."""
-        access = ClusterAccess(kubeconfig, self.access.context)
-        return Target(self.stack, self.stack_file, access, self.protected_queues)
+        return replace(self, access=ClusterAccess(kubeconfig, self.access.context), needs_decrypted_kubeconfig=False)
 
 
 def _run_tool(args: list[str], timeout: float = COMMAND_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
