@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import contextvars
 import gc
@@ -22,7 +23,9 @@ from google.protobuf import json_format  # type: ignore[import-untyped]
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import rpc
-from pulumi.runtime.proto import source_pb2
+from pulumi.runtime import settings as sdk_settings
+from pulumi.runtime._callbacks import _CallbackServicer
+from pulumi.runtime.proto import resource_pb2, source_pb2
 
 from config import PROJECT, ConfigError, PlatformSpec
 from config.stack_file.includes import STACK_DIR_VARIABLE
@@ -100,6 +103,9 @@ def clean(value: Any) -> Any:
 
 
 class _Mocks(pulumi_mocks.Mocks):
+    """The SDK's mock interface: `_RecordingMonitor` answers registrations itself, so only `call`
+    (an invoke) is ever asked."""
+
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         return f"{args.name}-id", args.inputs
 
@@ -117,8 +123,8 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         self.duplicates: list[str] = []
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        urn = self.make_urn(request.parent, request.type, request.name)
         if request.type != STACK_TYPE:
-            urn = self.make_urn(request.parent, request.type, request.name)
             if urn in self.registrations:
                 self.duplicates.append(urn)
             self.registrations[urn] = Registration(
@@ -145,7 +151,18 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                     if (value := getattr(request.customTimeouts, key))
                 },
             )
-        return super().RegisterResource(request)
+        return self._echo(urn, request)
+
+    @staticmethod
+    def _echo(urn: str, request: Any) -> Any:
+        """What a provider that creates a resource exactly as asked would answer: its inputs, as
+        they came. The stock mock monitor reads them into Python values and writes them back
+        (a sixth of a run), which also turns a mapping holding one secret into a secret mapping;
+        nothing the program does reads a resource's outputs back by URN (`Resource.get`), which
+        is what the stock monitor keeps its copy for."""
+        if request.type == STACK_TYPE:
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=f"{request.name}-id", object=request.object)
 
 
 def _describe_alias(alias: Any) -> str:
@@ -166,9 +183,9 @@ class _WarningLog(logging.Handler):
 
 
 class _TrackingPolicy(asyncio.DefaultEventLoopPolicy):
-    """Remembers every event loop created during a run. The SDK's mock monitor runs in the run
-    loop's worker threads and gives each thread a loop of its own (`_ensure_event_loop`) that
-    nothing closes; finalised later, at interpreter exit, such a loop prints `Exception ignored in
+    """Remembers every event loop created during a run (the run loop, the idle loop the monitor's
+    calls see, any the SDK makes with `_ensure_event_loop`), so that the run closes them all: a
+    loop left open is finalised at interpreter exit and prints `Exception ignored in
     BaseEventLoop.__del__`."""
 
     def __init__(self) -> None:
@@ -181,10 +198,49 @@ class _TrackingPolicy(asyncio.DefaultEventLoopPolicy):
         return loop
 
 
-def _close_event_loops(loop: asyncio.AbstractEventLoop, policy: _TrackingPolicy) -> None:
-    """Join the run loop's worker threads, then close every loop the run created."""
-    if not loop.is_closed():
-        loop.run_until_complete(loop.shutdown_default_executor())
+class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
+    """Runs what the SDK hands to the run loop's worker threads (each call to the mock monitor)
+    at once on the loop's own thread. Those calls are synchronous and never wait for the loop, so
+    they need no thread of their own; handing each of a run's hundreds of registrations to a worker
+    and waking the loop when it is done was a tenth of an example render on two cores. A call sees
+    what a worker would: no running loop, and an idle loop of its own for the SDK's `_sync_await`
+    (`pulumi/runtime/sync_await.py`), which runs it to completion. (A loop takes only a thread
+    pool as its default executor; this one never starts a thread.)"""
+
+    def __init__(self, idle: asyncio.AbstractEventLoop) -> None:
+        super().__init__(max_workers=1)
+        self._idle = idle
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        running = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(None)
+        asyncio.set_event_loop(self._idle)
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the awaiting task, as a worker thread would
+            future.set_exception(exc)
+        finally:
+            asyncio.set_event_loop(running)
+            asyncio.events._set_running_loop(running)
+        return future
+
+
+class _OfflineCallbacks(_CallbackServicer):
+    """The SDK's callback server without its gRPC server. The program registers error hooks
+    (`components/inference/gang_reason.py`); the SDK starts a server for the engine to call them
+    back, which only a real deployment does. Registering still goes through the mock monitor."""
+
+    def __init__(self, monitor: Any) -> None:  # the base's would start the server
+        self._callbacks = {}
+        self._transforms = {}
+        self._state_migrations = {}
+        self._monitor = monitor
+        self._target = "offline"
+
+
+def _close_event_loops(policy: _TrackingPolicy) -> None:
+    """Close every loop the run created (its executor started no thread to join)."""
     for created in policy.loops:
         if not created.is_closed() and not created.is_running():
             created.close()
@@ -257,6 +313,7 @@ def _run_mocked(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResu
     asyncio.set_event_loop_policy(policy)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    loop.set_default_executor(_InlineExecutor(policy.new_event_loop()))
     mocks = _Mocks()
     monitor = _RecordingMonitor(mocks)
     logger = logging.getLogger(f"offline-engine-{id(monitor)}")
@@ -265,6 +322,7 @@ def _run_mocked(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResu
     logger.addHandler(handler)
     pulumi_mocks.set_mocks(mocks, project=PROJECT, stack=stack.stack, preview=False, monitor=monitor, logger=logger)
     pulumi.runtime.set_all_config(stack.pulumi_config, sorted(stack.secret_keys))
+    sdk_settings.SETTINGS.callbacks = _OfflineCallbacks(monitor)
 
     namespace: dict[str, Any] = {}
     outputs: dict[str, Any] = {}
@@ -286,7 +344,7 @@ def _run_mocked(stack: StackFile, body: Callable[[], dict[str, Any]]) -> RunResu
             raise ProgramError(f"{type(exc).__name__}: {exc}") from exc
     finally:
         logger.removeHandler(handler)
-        _close_event_loops(loop, policy)
+        _close_event_loops(policy)
         asyncio.set_event_loop_policy(previous_policy)
     spec = namespace.get("spec")
     return RunResult(

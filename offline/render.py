@@ -75,14 +75,15 @@ def write_render(result: StackRender, out: Path) -> None:
 
 def _write_files(result: StackRender, out: Path) -> None:
     rendered = result.rendered
+    files = [obj.file for obj in rendered.objects] + [release.file for release in rendered.releases]
+    for folder in {Path(file).parent for file in files}:
+        (out / folder).mkdir(parents=True, exist_ok=True)  # once per folder, not per file
     for obj in rendered.objects:
-        path = out / obj.file
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(manifest_text(obj.manifest))
+        (out / obj.file).write_text(manifest_text(obj.manifest))
     for release in rendered.releases:
-        path = out / release.file
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dump({k: deep_sorted(v) if k == "values" else v for k, v in release.data.items()}))
+        (out / release.file).write_text(
+            dump({k: deep_sorted(v) if k == "values" else v for k, v in release.data.items()})
+        )
     (out / "resources.yaml").write_text(
         yaml.dump(rendered.index, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False, width=120)
     )
