@@ -21,6 +21,10 @@ type Case struct {
 	// rest of their group has gone, as LeaderWorkerSet makes a group again after a pod of it was
 	// lost. The cycles then go on, within the same budget.
 	Arrivals []json.RawMessage `json:"arrivals,omitempty"`
+	// Waves are pods and PodGroups that arrive after the Arrivals, a wave at a time, each once
+	// the cycles have settled after the one before: a change's models in the order `pulumi up`
+	// creates them, when each reaches the scheduler only after it has placed the one before.
+	Waves [][]json.RawMessage `json:"waves,omitempty"`
 	// Cycles is how many scheduling cycles may run (1: one session). Between cycles, bound pods
 	// run, evicted pods are recreated Pending and PodGroups keep the phase the session gave them.
 	Cycles int `json:"cycles"`

@@ -17,8 +17,9 @@ import (
 	_ "volcano.sh/volcano/pkg/scheduler/plugins" // registers every plugin
 )
 
-// maxCycles bounds the cycles of one run whatever the case asks.
-const maxCycles = 32
+// maxCycles bounds the cycles of one run whatever the case asks (a case whose models arrive one
+// at a time, Case.Waves, takes a few cycles per wave).
+const maxCycles = 256
 
 func run(c Case) Answer {
 	answer := Answer{ID: c.ID}
@@ -33,7 +34,7 @@ func run(c Case) Answer {
 	}
 	world, err := decodeWorld(c.Objects)
 	if err == nil {
-		world.Arrivals, err = decodeArrivals(c.Arrivals)
+		world.Arrivals, err = decodeArrivals(c.Arrivals, c.Waves)
 	}
 	if err != nil {
 		answer.Error = err.Error()
@@ -85,7 +86,7 @@ func parsePolicy(text string, defaults bool) (Policy, error) {
 }
 
 // settle runs cycles until one binds and evicts nothing, or evicts the same pods as an earlier
-// one; then the world's arrivals come and it runs on until that happens again. Between cycles the
+// one; then the world's next wave of arrivals comes and it runs on until that happens again. Between cycles the
 // world changes as the cluster would: bound pods run, evicted pods are recreated Pending by their
 // controllers, PodGroups keep the phase the session wrote; each change reaches the one cache of
 // the run as an informer event.
@@ -132,14 +133,21 @@ func settle(w *World, p Policy, cycles int) (Outcome, error) {
 	return out, nil
 }
 
-// arrive adds the world's arrivals to it and to the scheduler's cache, as the informer would.
+// arrive adds the world's next wave of arrivals to it and to the scheduler's cache, as the
+// informer would.
 func arrive(w *World, s *Scheduler) {
-	for _, pod := range w.Arrivals {
+	wave := w.Arrivals[0]
+	for _, pod := range wave.Pods {
 		arrived := pod.DeepCopy()
 		w.Pods = append(w.Pods, arrived)
 		s.addPod(arrived)
 	}
-	w.Arrivals = nil
+	for _, pg := range wave.PodGroups {
+		arrived := pg.DeepCopy()
+		w.PodGroups = append(w.PodGroups, arrived)
+		s.cache.AddPodGroupV1beta1(arrived.DeepCopy())
+	}
+	w.Arrivals = w.Arrivals[1:]
 }
 
 // apply carries one cycle's decisions into the world and the scheduler's cache.

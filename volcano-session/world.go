@@ -18,8 +18,15 @@ type World struct {
 	Queues          []*schedulingv1beta1.Queue
 	HyperNodes      []*topologyv1alpha1.HyperNode
 	PriorityClasses []*schedulingv1.PriorityClass
-	// Arrivals are pods that reach the cluster only once it has settled (Case.Arrivals).
-	Arrivals []*v1.Pod
+	// Arrivals are waves of pods and PodGroups, each reaching the cluster once it has settled
+	// without it (Case.Arrivals, then Case.Waves).
+	Arrivals []Wave
+}
+
+// Wave is what reaches the cluster at once.
+type Wave struct {
+	Pods      []*v1.Pod
+	PodGroups []*schedulingv1beta1.PodGroup
 }
 
 // decodeWorld reads objects by kind; kinds the scheduler does not read are refused, so a caller
@@ -66,16 +73,23 @@ func appendDecoded[T any](list []*T, raw json.RawMessage) ([]*T, error) {
 	return append(list, obj), nil
 }
 
-// decodeArrivals reads the pods of Case.Arrivals; any other kind is refused.
-func decodeArrivals(objects []json.RawMessage) ([]*v1.Pod, error) {
-	arrived, err := decodeWorld(objects)
-	if err != nil {
-		return nil, fmt.Errorf("arrivals: %v", err)
+// decodeArrivals reads the waves of Case.Arrivals (pods only) and Case.Waves (pods and their
+// PodGroups), leaving out empty ones; any other kind is refused.
+func decodeArrivals(first []json.RawMessage, later [][]json.RawMessage) ([]Wave, error) {
+	var waves []Wave
+	for i, objects := range append([][]json.RawMessage{first}, later...) {
+		arrived, err := decodeWorld(objects)
+		if err != nil {
+			return nil, fmt.Errorf("arrivals (wave %d): %v", i, err)
+		}
+		if len(arrived.Pods)+len(arrived.PodGroups) != len(objects) || (i == 0 && len(arrived.PodGroups) > 0) {
+			return nil, fmt.Errorf("arrivals (wave %d): only pods, and PodGroups in later waves, arrive later", i)
+		}
+		if len(objects) > 0 {
+			waves = append(waves, Wave{arrived.Pods, arrived.PodGroups})
+		}
 	}
-	if len(arrived.Pods) != len(objects) {
-		return nil, fmt.Errorf("arrivals: only pods arrive later")
-	}
-	return arrived.Pods, nil
+	return waves, nil
 }
 
 // clone copies the objects a run changes (pods and PodGroups), so repeats start alike; arrivals

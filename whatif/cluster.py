@@ -22,7 +22,7 @@ from live.cluster_state import ClusterState, StateError
 from offline.manifests import Rendered
 from whatif.hypernodes import after_up
 from whatif.scenario import PREEMPTABLE, HyperNodeCycleError, gang_fields, hypernodes_of, queue_affinity, task_status
-from whatif.scheduler.model import HyperNode, Job, Node, Queue, Task
+from whatif.scheduler.model import BINDING, RUNNING, HyperNode, Job, Node, Queue, Task
 from whatif.scheduler.resources import PODS, Resources, add, scheduler_units
 from whatif.scheduler.session import Session
 from whatif.scheduler.spread import spread_of
@@ -36,6 +36,16 @@ class ModelJobs:
     jobs: list[str] = field(default_factory=list)
     tasks: list[str] = field(default_factory=list)
     """The pods the model runs after the change (existing and new)."""
+
+
+def model_tasks(session: Session, jobs: ModelJobs) -> list[Task]:
+    wanted = set(jobs.tasks)
+    return [t for u in jobs.jobs if u in session.jobs for t in session.jobs[u].tasks if t.uid in wanted]
+
+
+def runs(session: Session, jobs: ModelJobs) -> bool:
+    """Whether every pod of the model runs (or is bound)."""
+    return all(t.status in (RUNNING, BINDING, "Bound") for t in model_tasks(session, jobs))
 
 
 def pod_request(spec: dict[str, Any]) -> Resources:
@@ -303,20 +313,45 @@ def hold_arrivals(session: Session, pods: dict[str, dict[str, Any]], restarting:
     `pkg/controllers/pod_controller.go`, `handleRestartPolicy`, deletes the leader; its StatefulSet
     makes it again, the leader's workers after it) while the scheduler runs every second, so work
     waiting for the room the group held gets there first."""
-    held: list[Task] = []
+    held: list[Task | Job] = []
     for job in session.jobs.values() if restarting else ():
         group = [t for t in job.tasks if t.uid in pods and lws_group(pods[t.uid]) in restarting]
         if group:
             job.set_tasks([t for t in job.tasks if t not in group])
             held += group
-    session.arrivals += held
+    if held:
+        session.arrivals.append(held)
     return {t.uid for t in held}
 
 
+def hold_in_waves(session: Session, waves: list[list[str]]) -> list[tuple[list[str], list[str]]]:
+    """Hold back whole jobs (uids), each list of `waves` a wave of its own after any already held:
+    the jobs of models `pulumi up` creates after others, which reach the scheduler, PodGroups and
+    pods, only once it has placed the ones before. Returns each wave's (job uids, task uids)."""
+    held: list[tuple[list[str], list[str]]] = []
+    for uids in waves:
+        wave = [session.jobs.pop(uid) for uid in uids if uid in session.jobs]
+        if wave:
+            session.arrivals.append(list(wave))
+            held.append(([job.uid for job in wave], [t.uid for job in wave for t in job.tasks]))
+    return held
+
+
 def arrive(session: Session) -> bool:
-    """Add the held pods to their jobs, Pending; whether there were any."""
-    for task in session.arrivals:
-        job = session.jobs[task.job]
-        job.set_tasks([*job.tasks, task])
-    arrived, session.arrivals = bool(session.arrivals), []
-    return arrived
+    """Add the next wave of held pods to their jobs, Pending, or the wave's jobs whole; whether
+    there was one."""
+    if not session.arrivals:
+        return False
+    for item in session.arrivals.pop(0):
+        if isinstance(item, Job):
+            session.jobs[item.uid] = item
+            continue
+        job = session.jobs[item.job]
+        job.set_tasks([*job.tasks, item])
+    return True
+
+
+def arrive_all(session: Session) -> None:
+    """Every wave still held, as Volcano's outcome has them."""
+    while arrive(session):
+        pass

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from config.spec.model import ModelSpec
@@ -20,19 +21,17 @@ from config.spec.scheduler_conf import scheduler_conf
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
 from whatif import reasons
-from whatif.cluster import ModelJobs, arrive
+from whatif.cluster import ModelJobs, arrive, arrive_all, model_tasks, runs
 from whatif.names import replica_nodes
-from whatif.races import alone_of_the_new, new_models, race_note, races
+from whatif.races import Empty, cycles_in_order, hold_in_order, look_for_races, without
 from whatif.scheduler.engine import ACTIONS, open_session, run_cycle
 from whatif.scheduler.model import ALLOCATED, BINDING, PENDING, PIPELINED, RELEASING, RUNNING, Task
 from whatif.scheduler.queues import QueuePlugin
 from whatif.scheduler.session import Session
 from whatif.scheduler.topology import ROOT, lowest_containing
-from whatif.workload import build_session, waking_note
+from whatif.workload import Objects, build_session, waking_note
 
 MAX_CYCLES = 8
-RACE_CHECK_OBJECTS = 20_000
-"""Above this many nodes and pods, races are not looked for (each look is one more simulation)."""
 FITS, EVICTS, WAITS, NEVER = "fits", "fits-after-eviction", "waits", "never"
 
 
@@ -69,6 +68,9 @@ class Verdict:
     """Volcano's own message the reason was made from (its PodGroup's Unschedulable condition)."""
     races: list[str] = field(default_factory=list)
     """New models of the change it races with: which of them runs is the order of `up` (`races`)."""
+    in_order: bool | None = None
+    """Whether it runs when `up` creates the change's new models one at a time in the stack's order,
+    where that differs from the verdict (`races.mark_in_order`); None where it does not."""
     replicas: list[list[str]] = field(default_factory=list)
     """The nodes of each replica where it runs."""
     admitted: bool | None = None
@@ -94,12 +96,15 @@ def settle(session: Session) -> None:
             job.phase = "Pending"  # `getPodGroupPhase`, framework/session.go: its pods gone, admitted again
 
 
-def simulate(session: Session, tiers: list[list[dict[str, Any]]], actions: tuple[str, ...]) -> dict[str, list[str]]:
-    """Run cycles until quiet, and again once the held pods arrive (`cluster.arrive`); returns every
-    eviction as victim task -> [action, preemptor job]."""
+def simulate(
+    session: Session, tiers: list[list[dict[str, Any]]], actions: tuple[str, ...], cycles: int | None = None
+) -> dict[str, list[str]]:
+    """Run cycles until quiet, and again once each wave of held pods arrives (`cluster.arrive`),
+    `MAX_CYCLES` at most unless `cycles` says; returns every eviction as victim task -> [action,
+    preemptor job]."""
     evicted: dict[str, list[str]] = {}
     seen: set[frozenset[str]] = set()
-    for _ in range(MAX_CYCLES):
+    for _ in range(cycles or MAX_CYCLES):
         session.binds, session.evictions, session.evicted_by = {}, [], {}
         open_session(session, tiers)
         run_cycle(session, actions)
@@ -265,11 +270,7 @@ def predict(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Pred
     by_preemptor = victims_by_preemptor(session, evicted, spec.gpu_resource)
     verdicts = [verdict_of(session, empty.get(name), spec, models[name], by_preemptor) for name in spec.models]
     session.hypernodes.pop(ROOT, None)
-    new = new_models(state, spec)
-    mark_races(
-        verdicts,
-        racing(state, spec, new, session, models, empty, lambda name: _runs_first(state, spec, rendered, name, new)),
-    )
+    look_for_races(verdicts, state, spec, session, models, empty, partial(_in_order, state, spec, rendered))
     return Prediction(
         spec.stack, state.source, policy_text(tiers, actions), verdicts, tenants, sorted(set(not_modelled))
     )
@@ -277,15 +278,6 @@ def predict(state: ClusterState, spec: PlatformSpec, rendered: Rendered) -> Pred
 
 def policy_text(tiers: list[list[dict[str, Any]]], actions: tuple[str, ...]) -> str:
     return f"actions {', '.join(actions)}; tiers " + " | ".join(", ".join(str(p["name"]) for p in t) for t in tiers)
-
-
-def _tasks(session: Session, jobs: ModelJobs) -> list[Task]:
-    wanted = set(jobs.tasks)
-    return [t for u in jobs.jobs if u in session.jobs for t in session.jobs[u].tasks if t.uid in wanted]
-
-
-def runs(session: Session, jobs: ModelJobs) -> bool:
-    return all(t.status in (RUNNING, BINDING, "Bound") for t in _tasks(session, jobs))
 
 
 def idle_cluster(state: ClusterState) -> ClusterState:
@@ -297,9 +289,6 @@ def idle_cluster(state: ClusterState) -> ClusterState:
         hyper_nodes=state.hyper_nodes,
         source=state.source,
     )
-
-
-Empty = tuple[Session, dict[str, ModelJobs]]
 
 
 def on_an_empty_cluster(stuck: list[str], tried: Callable[[list[str]], Empty]) -> dict[str, Empty]:
@@ -339,7 +328,7 @@ def verdict_of(
 ) -> Verdict:
     model = spec.models[jobs.model]
     victims = [v for uid in jobs.jobs for v in by_preemptor.get(uid, [])]
-    tasks = _tasks(session, jobs)
+    tasks = model_tasks(session, jobs)
     if not tasks:
         return Verdict(model.name, FITS, reason="scaled to zero")
     if runs(session, jobs):
@@ -368,42 +357,18 @@ def verdict_of(
     return _not_running(model, WAITS, victims, reasons.reason_for(session, stuck, model, spec, empty=False))
 
 
-def racing(
-    state: ClusterState,
-    spec: PlatformSpec,
-    new: set[str],
-    session: Session,
-    models: dict[str, ModelJobs],
-    empty: dict[str, Empty],
-    runs_first: Callable[[str], bool],
-) -> dict[str, list[str]]:
-    """The change's new models that race (`whatif.races`), on a cluster small enough for one more
-    simulation per waiting model."""
-    if len(state.nodes) + len(state.pods) > RACE_CHECK_OBJECTS:
-        return {}
-    placed = [name for name in spec.models if runs(session, models[name]) and _tasks(session, models[name])]
-    waiting = [
-        name
-        for name in spec.models
-        if name not in placed and name in empty and runs(empty[name][0], empty[name][1][name])
-    ]
-    return races(spec, new, waiting, placed, runs_first)
-
-
-def _runs_first(state: ClusterState, spec: PlatformSpec, rendered: Rendered, name: str, new: set[str]) -> bool:
-    """Whether `name` runs as the only new model of the change, on the cluster as it is."""
+def _in_order(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, order: list[str], absent: set[str]
+) -> set[str]:
+    """Which models of `order` run when `up` creates them one at a time in that order, on the
+    cluster as it is, the models `absent` not created (`whatif.races`)."""
     tiers, actions, configurations = policy_of(spec)
-    first, models = build_session(state, alone_of_the_new(spec, name, new), rendered)
-    first.configurations = configurations
-    simulate(first, tiers, actions)
-    return runs(first, models[name])
-
-
-def mark_races(verdicts: list[Verdict], found: dict[str, list[str]]) -> None:
-    for verdict in verdicts:
-        if verdict.model in found:
-            verdict.races = found[verdict.model]
-            verdict.note = "; ".join(n for n in (verdict.note, race_note(verdict.races)) if n)
+    session, models = build_session(state, without(spec, absent), rendered)
+    session.configurations = configurations
+    hold_in_order(session, Objects(), models, order)
+    simulate(session, tiers, actions, cycles_in_order(MAX_CYCLES, order))
+    arrive_all(session)  # a model still held when the cycles ran out does not run
+    return {name for name in order if runs(session, models[name])}
 
 
 def _not_running(model: ModelSpec, verdict: str, victims: list[Victim], why: reasons.Reason) -> Verdict:

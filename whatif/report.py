@@ -40,6 +40,7 @@ def as_json(prediction: Prediction) -> str:
                 "note": v.note or None,
                 "volcanoMessage": v.volcano_message or None,
                 "races": v.races,
+                "inOrder": v.in_order,
                 "replicas": v.replicas,
             }
             for v in _ordered(prediction.verdicts)

@@ -42,8 +42,7 @@ FINISHED = ("Succeeded", "Failed")
 
 @dataclass
 class Objects:
-    """The pods and PodGroups of a session as Kubernetes objects, for Volcano's own code: the
-    dump's where they exist, the ones `pulumi up` and the controllers would make for the rest."""
+    """A session's pods and PodGroups as objects for Volcano's code: the dump's, and those `up` would make."""
 
     pods: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Task uid (namespace/name) -> pod."""
@@ -55,6 +54,8 @@ class Objects:
     """The nodes with the labels the stack sets (`cluster.with_stack_labels`)."""
     arrivals: set[str] = field(default_factory=set)
     """Task uids of `pods` that arrive only once the cluster has settled (`Session.arrivals`)."""
+    waves: list[tuple[list[str], list[str]]] = field(default_factory=list)
+    """(job uids, task uids) of each wave that arrives whole after `arrivals` (`races.hold_in_order`)."""
 
 
 Index = dict[tuple[str, str | None, str], dict[str, Any]]

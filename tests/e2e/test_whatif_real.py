@@ -40,6 +40,7 @@ from tests.e2e.whatif_cells import (
     bound_pods,
     cell_nodes,
     gang_objects,
+    in_stack_order,
     predicted_cells,
     round_of,
     stack_changes,
@@ -61,10 +62,11 @@ ROUNDS = int(os.environ.get("VP_WHATIF_ROUNDS", "3"))
 cells of a round are those of the rounds of ten before)."""
 BUDGETS = {"placeTimeoutSeconds": 30, "loadTimeoutSeconds": 30}
 """The shortest `up` waits for a model that does not run (the keys' minimum): a minute."""
-MIN_AGREEMENT = 0.75
-"""The floor this test holds: 54 of 60 cells agreed when it was written (`bench/results.md`), and
-the six that did not are listed with their causes in docs/decisions.md ("The what-if against the
-real scheduler"); the aim is 0.95."""
+MIN_AGREEMENT = 0.85
+"""The floor this test holds: 58 of 60 cells agreed on both engines once the outcome of the models
+created one at a time was compared too, 53 to 56 before (`bench/results.md`); what disagrees is
+listed with its cause in docs/decisions.md ("The what-if against the real scheduler"). The aim is
+0.95; the floor leaves room for the evictions the real scheduler makes one cycle at a time."""
 ENGINES = ("volcano", "model")
 MIN_LOSS_AGREEMENT = 0.7
 """The floor of the loss round: 8 or 9 of 10 cells agreed with Volcano's code in each run once a group made again
@@ -216,16 +218,20 @@ def _template(pod: dict[str, Any]) -> str:
     return pod["metadata"].get("labels", {}).get("pod-template-hash", "")
 
 
-def _agrees(cell: Cell, predicted: dict[str, Any], observed: dict[str, Any]) -> bool:
-    """Each model run or not as predicted; of the models the what-if says race (`whatif/races.py`),
-    as many run as predicted, whichever they are (that is the order `up` creates them in); and the
-    same victims."""
+def _agrees(cell: Cell, predicted: dict[str, Any], observed: dict[str, Any]) -> str | None:
+    """The outcome of the what-if the cluster ended as, if any: the same victims, and each model
+    run or not as the what-if says for one order `up` may create the change's models in
+    (`whatif/races.py`): `at once`, where of the models it says race as many run as predicted,
+    whichever they are; or `in order` (one at a time in the stack's order), where a model's
+    `inOrder` says how it ends."""
+    if Counter(map(tuple, predicted[cell.name]["victims"])) != Counter(map(tuple, observed[cell.name]["victims"])):
+        return None
     racing = {m for m in cell.after if predicted[m]["row"]["races"]}
-    same_runs = all(predicted[m]["runs"] == observed[m]["runs"] for m in cell.after if m not in racing)
-    same_runs &= sum(predicted[m]["runs"] for m in racing) == sum(observed[m]["runs"] for m in racing)
-    return same_runs and Counter(map(tuple, predicted[cell.name]["victims"])) == Counter(
-        map(tuple, observed[cell.name]["victims"])
-    )
+    at_once = all(predicted[m]["runs"] == observed[m]["runs"] for m in cell.after if m not in racing)
+    at_once &= sum(predicted[m]["runs"] for m in racing) == sum(observed[m]["runs"] for m in racing)
+    if at_once:
+        return "at once"
+    return "in order" if all(in_stack_order(predicted[m]) == observed[m]["runs"] for m in cell.after) else None
 
 
 def _beside(cluster: LocalCluster, cells: list[Cell]) -> None:
@@ -277,6 +283,7 @@ def _whatif(candidate: Path, snapshot: Path, engine: str, *extra: str) -> dict[s
 def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack: Stack, tmp_path: Path) -> None:
     agreed: Counter[str] = Counter()
     differences: list[str] = []
+    only_in_order: list[str] = []
     timings: list[float] = []
     for number in range(ROUNDS):
         started = time.monotonic()
@@ -293,7 +300,10 @@ def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack:
         observed = _observed(cells, before, _settle(cluster), _priorities(cluster))
         for cell in cells:
             for engine in ENGINES:
-                if _agrees(cell, answers[engine], observed):
+                outcome = _agrees(cell, answers[engine], observed)
+                if outcome == "in order":
+                    only_in_order.append(f"round {number} cell {cell.name} ({engine})")
+                if outcome is not None:
                     agreed[engine] += 1
                 else:
                     models = {m: (answers[engine][m]["row"]["verdict"], observed[m]) for m in cell.after}
@@ -305,8 +315,11 @@ def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack:
     total = ROUNDS * len(round_of(0))
     report = {engine: f"{agreed[engine]}/{total}" for engine in ENGINES}
     print(f"agreement with the real scheduler: {report}; seconds per round: {[round(t) for t in timings]}")
+    print(f"cells the cluster ended as the models one at a time say: {only_in_order}")
     print("\n".join(differences))
-    (Path(cluster.folder) / "agreement.json").write_text(json.dumps({"agreement": report, "differences": differences}))
+    (Path(cluster.folder) / "agreement.json").write_text(
+        json.dumps({"agreement": report, "inOrder": only_in_order, "differences": differences})
+    )
     assert agreed["volcano"] >= MIN_AGREEMENT * total, "\n".join(differences)
 
 

@@ -272,6 +272,13 @@ def bound_pods(model: dict[str, Any], name: str, pods: list[dict[str, Any]]) -> 
     return {"runs": bound >= want, "bound": bound, "want": want}
 
 
+def in_stack_order(predicted: dict[str, Any]) -> bool:
+    """Whether a model of `predicted_cells` runs when `up` creates the change's models one at a time
+    in the stack's order (its row's `inOrder`, where that differs from the verdict)."""
+    in_order = predicted["row"].get("inOrder")
+    return predicted["runs"] if in_order is None else bool(in_order)
+
+
 def predicted_cells(answer: dict[str, Any], cells: list[Cell]) -> dict[str, dict[str, Any]]:
     """A `whatif --json` answer (with or without `--lose`) per model of the cells (whether it runs,
     and its row) and per cell the (queue, priority) of each victim; where a `--lose` answer gives

@@ -11,8 +11,8 @@ import pytest
 from live.cluster_state import state_from_objects
 from tests.e2e.stacks import dev_nodes
 from tests.whatif.test_never_alone import answer_of, two_models
-from whatif.predict import FITS, WAITS
-from whatif.races import RACE_CHECKS, races
+from whatif.predict import FITS, WAITS, Verdict
+from whatif.races import RACE_CHECKS, mark_in_order, races
 
 
 class _Spec:
@@ -68,3 +68,47 @@ def test_two_new_models_that_do_not_both_fit_the_quota_race(render_raw: Any, eng
     assert verdicts["first"].races == ["second"] and verdicts["second"].races == ["first"], verdicts
     waiting = next(v for v in verdicts.values() if v.verdict == WAITS)
     assert "the order `pulumi up` creates them in" in waiting.note
+
+
+def _three_models() -> dict[str, Any]:
+    """The dev stack (four nodes of two GPUs) with a queue of six GPUs and three new models: `a`
+    (two pods) and `b` (one pod) of p2-normal that may not be preempted, declared first, and `c`
+    (two pods) of p1-high, declared last; two GPUs a pod."""
+    raw = two_models(capability=6, replicas=1)
+    first = raw["models"].pop("first")
+    raw["models"].pop("second")
+    for name, replicas, priority in (("a", 2, "p2-normal"), ("b", 1, "p2-normal"), ("c", 2, "p1-high")):
+        raw["models"][name] = {
+            **first,
+            "replicas": replicas,
+            "serviceName": name,
+            "priorityClass": priority,
+            "preemptable": priority != "p2-normal",
+        }
+    return raw
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["model", "volcano"])
+def test_models_created_one_at_a_time_in_the_stack_order_can_end_otherwise(render_raw: Any, engine: str) -> None:
+    """All at once Volcano takes `c` first (its priority), then one pod of `a` (a Deployment's pods
+    are placed one by one), and the quota is full: `a` and `b` wait. If `up` creates them far
+    enough apart, `a` and `b` fill the queue before `c` arrives, and `c` may preempt neither:
+    round 0 cell 5 of the real-cluster differential, where the cluster did the latter."""
+    render = render_raw(_three_models())
+    nodes = [{"apiVersion": "v1", "kind": "Node", **node} for node in dev_nodes()]
+    verdicts = {
+        v.model: v for v in answer_of(engine)(state_from_objects(nodes, "empty"), render.spec, render.rendered).verdicts
+    }
+    assert {name: v.verdict for name, v in verdicts.items()} == {"a": WAITS, "b": WAITS, "c": FITS}, verdicts
+    assert {name: v.in_order for name, v in verdicts.items()} == {"a": True, "b": True, "c": False}, verdicts
+    assert "waits if `pulumi up` creates the change's new models far enough apart" in verdicts["c"].note
+
+
+def test_only_new_models_whose_fate_differs_in_order_are_marked() -> None:
+    verdicts = [Verdict("a", WAITS), Verdict("b", FITS), Verdict("old", WAITS), Verdict("c", FITS)]
+    mark_in_order(verdicts, {"a", "b", "old"}, {"a", "b", "c"})
+    assert [v.in_order for v in verdicts] == [True, None, None, False]
+    assert verdicts[0].note.startswith("runs if `pulumi up` creates")
+    mark_in_order(verdicts[1:2], None, {"b"})  # not looked for: nothing said
+    assert verdicts[1].in_order is None and not verdicts[1].note

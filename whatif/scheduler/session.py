@@ -71,8 +71,9 @@ class Session:
     spread_domains: dict[Any, frozenset[str]] = field(default_factory=dict)
     spread_index: dict[tuple[str, str, str], list[Task]] = field(default_factory=dict)
     """Pod topology spread's domains per node selector, and tasks per label (`spread`)."""
-    arrivals: list[Task] = field(default_factory=list)
-    """Pods that arrive once the cluster has settled without them (`cluster.arrive`)."""
+    arrivals: list[list[Task | Job]] = field(default_factory=list)
+    """Waves of pods, or of whole jobs, each arriving once the cluster has settled without it
+    (`cluster.arrive`)."""
     _still: tuple[int, dict[Any, Any]] = field(default=(-1, {}), repr=False)
     _indexed: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _inside: dict[str, list[HyperNode]] = field(default_factory=dict, repr=False)

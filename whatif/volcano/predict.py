@@ -21,7 +21,7 @@ from config.spec.platform import PlatformSpec
 from config.upstream.volcano import VOLCANO_DEFAULT_SCHEDULER_CONF
 from live.cluster_state import ClusterState
 from offline.manifests import Rendered
-from whatif.cluster import ModelJobs, arrive
+from whatif.cluster import ModelJobs, arrive_all
 from whatif.hypernodes import after_up
 from whatif.predict import (
     MAX_CYCLES,
@@ -29,18 +29,16 @@ from whatif.predict import (
     Verdict,
     Victim,
     idle_cluster,
-    mark_races,
     on_an_empty_cluster,
     policy_of,
     policy_text,
     predict,
-    racing,
     runs,
     tenant_exposure,
     verdict_of,
     victims_by_preemptor,
 )
-from whatif.races import alone_of_the_new, new_models
+from whatif.races import cycles_in_order, hold_in_order, look_for_races, without
 from whatif.scheduler.engine import ACTIONS, open_session
 from whatif.scheduler.model import PENDING, RUNNING
 from whatif.scheduler.session import Session
@@ -66,13 +64,14 @@ def cluster_objects(
     """Every object the scheduler reads after the change."""
     classes = {o["metadata"]["name"]: o for o in state.priority_classes}
     classes.update({o.name: o.manifest for o in rendered.by_kind("PriorityClass")})
+    later = {uid for jobs, tasks in objects.waves for uid in (*jobs, *tasks)}
     return [
         *objects.nodes,
         *classes.values(),
         *queue_objects(state, rendered),
         *after_up(state, spec, rendered, (_name_and_labels(n) for n in objects.nodes)),
-        *objects.pod_groups.values(),
-        *(with_uid(without_claims(p)) for uid, p in objects.pods.items() if uid not in objects.arrivals),
+        *(group for uid, group in objects.pod_groups.items() if uid not in later),
+        *(with_uid(without_claims(p)) for uid, p in objects.pods.items() if uid not in objects.arrivals | later),
         *(with_uid(p) for p in objects.other_pods),
     ]
 
@@ -80,6 +79,14 @@ def cluster_objects(
 def arrival_objects(objects: Objects) -> list[dict[str, Any]]:
     """The pods that arrive once the cluster has settled (`Objects.arrivals`)."""
     return [with_uid(without_claims(objects.pods[uid])) for uid in sorted(objects.arrivals)]
+
+
+def wave_objects(objects: Objects) -> list[list[dict[str, Any]]]:
+    """The PodGroups and pods of each wave that arrives after them (`Objects.waves`)."""
+    return [
+        [*(objects.pod_groups[uid] for uid in jobs), *(with_uid(without_claims(objects.pods[uid])) for uid in tasks)]
+        for jobs, tasks in objects.waves
+    ]
 
 
 def _name_and_labels(node: dict[str, Any]) -> tuple[str, dict[str, str]]:
@@ -146,15 +153,17 @@ def _case(
     repeat: int,
     cycles: int = MAX_CYCLES,
     arrivals: list[dict[str, Any]] | None = None,
+    waves: list[list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     case = {"id": case_id, "conf": conf, "defaults": True, "objects": objects, "cycles": cycles, "repeat": repeat}
-    return {**case, "arrivals": arrivals} if arrivals else case
+    later = {"arrivals": arrivals, "waves": waves}
+    return {**case, **{key: value for key, value in later.items() if value}}
 
 
 def _settle_to(session: Session, outcome: dict[str, Any]) -> None:
     """The model's session as Volcano left the cluster: each pod where it ended, each PodGroup's
     phase, and its Unschedulable message of the last cycle as the scheduler's last word on it."""
-    arrive(session)  # Volcano's outcome has the held pods too
+    arrive_all(session)  # Volcano's outcome has the held pods too
     placed = outcome["pods"]
     session.unschedulable = dict(outcome["cycles"][-1].get("conditions") or {})
     for job in session.jobs.values():  # what the queues' shares are counted from (`_inqueue_of`)
@@ -230,7 +239,7 @@ def predict_with_volcano(
         conf = VOLCANO_DEFAULT_SCHEDULER_CONF  # what the release then runs, for the questions that follow
     del world
     outcome = _majority(answer)
-    arrive(session)  # Volcano's outcome has the held pods too
+    arrive_all(session)  # Volcano's outcome has the held pods too
     evicted = _evicted(session, outcome)
     _settle_to(session, outcome)
     stuck = [name for name in spec.models if not runs(session, models[name])]
@@ -247,9 +256,7 @@ def predict_with_volcano(
     session.hypernodes.pop(ROOT, None)
     modelled = predict(state, spec, rendered).verdicts if compare else []
     _notes(verdicts, modelled, _undecided(session, models, answer), spec)
-    new = new_models(state, spec)
-    first = partial(_runs_first, run, state, spec, rendered, new, conf)
-    mark_races(verdicts, racing(state, spec, new, session, models, empty, first))
+    look_for_races(verdicts, state, spec, session, models, empty, partial(_in_order, run, state, spec, rendered, conf))
     return Prediction(
         spec.stack,
         state.source,
@@ -293,15 +300,18 @@ def _alone(
     return alone, models
 
 
-def _runs_first(
-    run: Run, state: ClusterState, spec: PlatformSpec, rendered: Rendered, new: set[str], conf: str, name: str
-) -> bool:
-    """Whether `name` runs as the only new model of the change (`predict.racing`); one run."""
-    first, models, objects = build_world(state, alone_of_the_new(spec, name, new), rendered)
+def _in_order(
+    run: Run, state: ClusterState, spec: PlatformSpec, rendered: Rendered, conf: str, order: list[str], absent: set[str]
+) -> set[str]:
+    """Which models of `order` run when `up` creates them one at a time in that order, the models
+    `absent` not created (`whatif.races`); one run."""
+    first, models, objects = build_world(state, without(spec, absent), rendered)
+    hold_in_order(first, objects, models, order)
     world = cluster_objects(state, spec, rendered, objects)
-    answer = run([_case("first", world, conf, 1, arrivals=arrival_objects(objects))])[0]
+    cycles = cycles_in_order(MAX_CYCLES, order)
+    answer = run([_case("in-order", world, conf, 1, cycles, arrival_objects(objects), wave_objects(objects))])[0]
     _settle_to(first, _majority(answer))
-    return runs(first, models[name])
+    return {name for name in order if runs(first, models[name])}
 
 
 def _undecided(session: Session, models: dict[str, ModelJobs], answer: dict[str, Any]) -> set[str]:
