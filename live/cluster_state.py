@@ -115,6 +115,9 @@ class ClusterState:
     """LeaderWorkerSet groups (namespace, LeaderWorkerSet, group index) whose controller is making
     them again: their pods arrive only once the rest of the group has gone and the scheduler has
     settled without them (what `whatif --lose` leaves after a group lost a pod)."""
+    remade_models: set[tuple[str, str]] = field(default_factory=set)
+    """(namespace, model) of the stack's models whose lost pods `whatif --lose` makes again as their
+    controllers would: on the cluster although none of their pods is left, not created by `up`."""
     listed: set[str] = field(default_factory=set)
     """Kinds read: every kind the cluster serves, or those a dump holds (a dump may leave out a kind
     that exists; a check that needs one says so instead of calling it missing)."""

@@ -125,7 +125,10 @@ def after_loss(
     emptied = _replica_set_groups(state.pods, pods, spec)
     pod_groups = _phases_after(state.pod_groups, state.pods, pods, emptied, restarting)
     kept_nodes = [n for n in nodes if n["metadata"]["name"] not in gone]
-    after = replace(state, nodes=kept_nodes, pods=pods, pod_groups=pod_groups, restarting_groups=restarting)
+    remade = {(spec.models[name].namespace, name) for name in lost.pods}
+    after = replace(
+        state, nodes=kept_nodes, pods=pods, pod_groups=pod_groups, restarting_groups=restarting, remade_models=remade
+    )
     return after, lost
 
 

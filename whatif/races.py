@@ -58,8 +58,8 @@ Empty = tuple[Session, dict[str, ModelJobs]]
 
 def new_models(state: ClusterState, spec: PlatformSpec) -> set[str]:
     """The stack's models with no pod on the cluster that the what-if counts (the platform's, not
-    finished, as `whatif.workload` reads them): the ones `up` creates."""
-    on_cluster = set()
+    finished, as `whatif.workload` reads them), nor made again after a loss: the ones `up` creates."""
+    on_cluster: set[tuple[str | None, str | None]] = set(state.remade_models)
     for pod in state.pods:
         metadata = pod.get("metadata") or {}
         labels = metadata.get("labels") or {}

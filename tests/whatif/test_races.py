@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from live.cluster_state import state_from_objects
+from live.cluster_state import ClusterState, state_from_objects
 from tests.e2e.stacks import dev_nodes
 from tests.whatif.test_never_alone import answer_of, two_models
 from whatif.predict import FITS, WAITS, Verdict
-from whatif.races import RACE_CHECKS, mark_in_order, races
+from whatif.races import RACE_CHECKS, mark_in_order, new_models, races
 
 
 class _Spec:
@@ -112,3 +112,12 @@ def test_only_new_models_whose_fate_differs_in_order_are_marked() -> None:
     assert verdicts[0].note.startswith("runs if `pulumi up` creates")
     mark_in_order(verdicts[1:2], None, {"b"})  # not looked for: nothing said
     assert verdicts[1].in_order is None and not verdicts[1].note
+
+
+def test_models_a_loss_makes_again_are_not_new() -> None:
+    """`whatif --lose` takes a model's lost pods off the cluster and makes them again as their
+    controller would; such a model is not one `up` creates, so neither races nor arrives in
+    order (it did: the in-order run held a job whose LeaderWorkerSet pods were already held)."""
+    spec: Any = type("Spec", (), {"models": {n: type("Model", (), {"namespace": "t"})() for n in ("a", "b")}})()
+    assert new_models(ClusterState(), spec) == {"a", "b"}
+    assert new_models(ClusterState(remade_models={("t", "a")}), spec) == {"b"}
