@@ -86,10 +86,10 @@ func parsePolicy(text string, defaults bool) (Policy, error) {
 }
 
 // settle runs cycles until one binds and evicts nothing, or evicts the same pods as an earlier
-// one; then the world's next wave of arrivals comes and it runs on until that happens again. Between cycles the
-// world changes as the cluster would: bound pods run, evicted pods are recreated Pending by their
-// controllers, PodGroups keep the phase the session wrote; each change reaches the one cache of
-// the run as an informer event.
+// one; then the world's next wave of arrivals comes and it runs on until that happens again.
+// Between cycles the world changes as the cluster would: bound pods run, evicted pods are
+// recreated Pending by their controllers, PodGroups keep the phase the session wrote; each change
+// reaches the one cache of the run as an informer event.
 func settle(w *World, p Policy, cycles int) (Outcome, error) {
 	out := Outcome{Pods: map[string]string{}, Phases: map[string]string{}, Evicted: []string{}}
 	s, err := newScheduler(w)
@@ -137,15 +137,15 @@ func settle(w *World, p Policy, cycles int) (Outcome, error) {
 // informer would.
 func arrive(w *World, s *Scheduler) {
 	wave := w.Arrivals[0]
+	for _, pg := range wave.PodGroups { // a controller makes the PodGroup before its pods
+		arrived := pg.DeepCopy()
+		w.PodGroups = append(w.PodGroups, arrived)
+		s.cache.AddPodGroupV1beta1(arrived.DeepCopy())
+	}
 	for _, pod := range wave.Pods {
 		arrived := pod.DeepCopy()
 		w.Pods = append(w.Pods, arrived)
 		s.addPod(arrived)
-	}
-	for _, pg := range wave.PodGroups {
-		arrived := pg.DeepCopy()
-		w.PodGroups = append(w.PodGroups, arrived)
-		s.cache.AddPodGroupV1beta1(arrived.DeepCopy())
 	}
 	w.Arrivals = w.Arrivals[1:]
 }
