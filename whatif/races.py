@@ -38,6 +38,7 @@ a few more scheduling cycles of the whole cluster)."""
 CYCLES_PER_WAVE = 4
 """Cycles a model arriving alone may take (bind, evict and bind again, quiet) in the budget."""
 RUNNING_VERDICTS = ("fits", "fits-after-eviction")
+"""The verdicts of a model that runs (`predict.FITS`, `predict.EVICTS`; `predict` imports this module)."""
 
 
 class Verdict(Protocol):
@@ -129,6 +130,7 @@ def hold_in_order(session: Session, objects: Objects, models: dict[str, ModelJob
 
 
 def cycles_in_order(base: int, order: list[str]) -> int:
+    """The cycle budget of a run whose models of `order` arrive one at a time."""
     return base + CYCLES_PER_WAVE * max(len(order) - 1, 0)
 
 
@@ -146,9 +148,9 @@ def mark_in_order(verdicts: Sequence[Verdict], running: set[str] | None, new: se
     if running is None:
         return
     for verdict in verdicts:
-        runs = verdict.verdict in RUNNING_VERDICTS
-        if verdict.model in new and (verdict.model in running) != runs:
-            verdict.in_order = not runs
+        at_once = verdict.verdict in RUNNING_VERDICTS
+        if verdict.model in new and (verdict.model in running) != at_once:
+            verdict.in_order = not at_once
             said = "runs" if verdict.in_order else "waits"
             note = (
                 f"{said} if `pulumi up` creates the change's new models far enough apart for Volcano to "
