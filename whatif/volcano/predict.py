@@ -65,13 +65,14 @@ def cluster_objects(
     classes = {o["metadata"]["name"]: o for o in state.priority_classes}
     classes.update({o.name: o.manifest for o in rendered.by_kind("PriorityClass")})
     later = {uid for jobs, tasks in objects.waves for uid in (*jobs, *tasks)}
+    held = objects.arrivals | later
     return [
         *objects.nodes,
         *classes.values(),
         *queue_objects(state, rendered),
         *after_up(state, spec, rendered, (_name_and_labels(n) for n in objects.nodes)),
         *(group for uid, group in objects.pod_groups.items() if uid not in later),
-        *(with_uid(without_claims(p)) for uid, p in objects.pods.items() if uid not in objects.arrivals | later),
+        *(with_uid(without_claims(p)) for uid, p in objects.pods.items() if uid not in held),
         *(with_uid(p) for p in objects.other_pods),
     ]
 
