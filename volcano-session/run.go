@@ -137,7 +137,7 @@ func settle(w *World, p Policy, cycles int) (Outcome, error) {
 // informer would.
 func arrive(w *World, s *Scheduler) {
 	wave := w.Arrivals[0]
-	for _, pg := range wave.PodGroups { // a controller makes the PodGroup before its pods
+	for _, pg := range wave.PodGroups { // first, so no pod of the wave is met without its PodGroup
 		arrived := pg.DeepCopy()
 		w.PodGroups = append(w.PodGroups, arrived)
 		s.cache.AddPodGroupV1beta1(arrived.DeepCopy())
