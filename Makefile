@@ -100,7 +100,7 @@ real-cluster: $(INSTALLED)
 ##      and the model simulator's when a test first needs them)
 e2e: $(INSTALLED)
 	$(PY) -m sandbox.programs --core
-	$(PY) -m pytest -q -m e2e -n 2 --dist loadfile tests/e2e
+	$(PY) -m pytest -q -m e2e -n 2 --dist loadfile --no-loadscope-reorder --durations=20 tests/e2e
 
 ## quick: the fast tests of the lower layers, for the edit loop (no lint, type check or external tools)
 quick: $(INSTALLED)

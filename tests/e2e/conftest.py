@@ -7,6 +7,7 @@ process that died). Without Go these tests skip locally and fail in CI (`CI=true
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,11 @@ import pytest
 from sandbox.cluster import LocalCluster
 from sandbox.programs import BuildError, programs
 
+E2E_FOLDER = Path(__file__).parent
+LONGEST_FIRST = ("test_whatif_real.py", "test_whatif_lose_real.py")
+"""The modules `make e2e` hands out first (`-n 2 --dist loadfile --no-loadscope-reorder`), the
+longest first: a worker that takes the what-if's rounds last ends the phase alone for most of their
+20 minutes. The others follow as pytest-xdist orders them by default, most tests first."""
 _CLUSTERS: list[LocalCluster] = []
 EXTRA_LOGS: list[Path] = []
 """Logs of processes a test runs beside the cluster's (a router, model servers): a failing test
@@ -55,6 +61,20 @@ def start_cluster(folder: Path, found: dict[str, Path], nodes: list[dict[str, An
     finally:
         cluster.stop()
         _CLUSTERS.remove(cluster)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The end-to-end modules in the order `LONGEST_FIRST` says, the others after them by their
+    number of tests; a stable sort, so a module's tests keep their order."""
+    places = [i for i, item in enumerate(items) if item.path.parent == E2E_FOLDER]
+    tests = Counter(items[i].path.name for i in places)
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        name = item.path.name
+        return (LONGEST_FIRST.index(name), 0) if name in LONGEST_FIRST else (len(LONGEST_FIRST), -tests[name])
+
+    for place, item in zip(places, sorted((items[i] for i in places), key=rank), strict=True):
+        items[place] = item
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,6 +1,6 @@
 """`whatif --lose`: the recorded dev cluster (four nodes of two GPUs, full: `steady` three pods at
 p1-high, `low` one pod at p3-low) losing a node, a domain or GPUs, answered by both engines. What
-the real cluster does with the same losses is `tests/e2e/test_whatif_real.py`'s loss round."""
+the real cluster does with the same losses is `tests/e2e/test_whatif_lose_real.py`."""
 
 from __future__ import annotations
 
