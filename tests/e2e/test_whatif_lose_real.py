@@ -25,6 +25,7 @@ from tests.e2e.whatif_stack import (
     ENGINES,
     Stack,
     beside,
+    difference,
     new_stack,
     priorities,
     reset,
@@ -104,11 +105,8 @@ def test_whatif_lose_agrees_with_the_real_cluster_losing_the_hardware(
             if agrees(cell, answers[engine], seen):
                 agreed[engine] += 1
             else:
-                models = {m: (answers[engine][m]["row"]["status"], seen[m]) for m in cell.after}
-                differences.append(
-                    f"cell {cell.name} lost {chosen[cell.name]} ({engine}): models {models}; victims predicted "
-                    f"{answers[engine][cell.name]['victims']}, real {seen[cell.name]['victims']}"
-                )
+                label = f"cell {cell.name} lost {chosen[cell.name]} ({engine})"
+                differences.append(difference(label, cell, answers[engine], seen, "status"))
     report = {engine: f"{agreed[engine]}/{len(cells)}" for engine in ENGINES}
     raced = {engine: sorted(c.name for c in cells if "otherwise" in answers[engine][c.name]) for engine in ENGINES}
     print(f"whatif --lose against the real cluster: {report}; cells answered as a race: {raced}")

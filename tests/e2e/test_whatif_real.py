@@ -32,6 +32,7 @@ from tests.e2e.whatif_stack import (
     Stack,
     beside,
     config,
+    difference,
     new_stack,
     priorities,
     reset,
@@ -134,11 +135,8 @@ def test_the_whatif_agrees_with_the_real_scheduler(cluster: LocalCluster, stack:
                 if outcome is not None:
                     agreed[engine] += 1
                 else:
-                    models = {m: (answers[engine][m]["row"]["verdict"], observed[m]) for m in cell.after}
-                    differences.append(
-                        f"round {number} cell {cell.name} ({engine}): models {models}; victims predicted "
-                        f"{answers[engine][cell.name]['victims']}, real {observed[cell.name]['victims']}"
-                    )
+                    label = f"round {number} cell {cell.name} ({engine})"
+                    differences.append(difference(label, cell, answers[engine], observed, "verdict"))
         timings.append(time.monotonic() - started)
     total = ROUNDS * len(round_of(0))
     report = {engine: f"{agreed[engine]}/{total}" for engine in ENGINES}

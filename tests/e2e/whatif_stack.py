@@ -179,3 +179,11 @@ def whatif(candidate: Path, recorded: Path, engine: str, *extra: str) -> dict[st
     assert code in (0, 1), out
     result: dict[str, Any] = json.loads(out)
     return result
+
+
+def difference(label: str, cell: Cell, predicted: dict[str, Any], seen: dict[str, Any], answer: str) -> str:
+    """A cell the what-if got wrong, as the test prints it: each model's `answer` (a field of its
+    row) beside what the cluster did, and the victims predicted beside the real ones."""
+    models = {m: (predicted[m]["row"][answer], seen[m]) for m in cell.after}
+    victims = f"victims predicted {predicted[cell.name]['victims']}, real {seen[cell.name]['victims']}"
+    return f"{label}: models {models}; {victims}"
