@@ -53,7 +53,7 @@ import config  # noqa: E402
 from bench.floor import floor_program  # noqa: E402
 from bench.report import load_average, results_markdown  # noqa: E402
 from bench.stack_dir import ROOT, handover_environment, stack_from_environment, write_stack_dir  # noqa: E402
-from bench.synthetic import SIZES, Size, synthetic_stack  # noqa: E402
+from bench.synthetic import SCALE_SIZES, SIZES, Size, synthetic_stack  # noqa: E402
 from config.stack_file.reader import StackFile, read_stack  # noqa: E402
 from offline import engine  # noqa: E402
 from offline.engine import Registration, RunResult, run_callable, run_program  # noqa: E402
@@ -303,7 +303,7 @@ def profile_summary(size: Size, top: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", default="large", choices=[*SIZES, "all"])
+    parser.add_argument("--size", default="large", choices=[*SIZES, "all"], help="all: " + ", ".join(SCALE_SIZES))
     parser.add_argument("--repeat", type=int, default=1, help="runs per size; medians are reported")
     parser.add_argument("--results", help="write the Markdown report here (with the example cluster's figures)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="add the top N functions at huge")
@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
             report = results_markdown(sizes, extra["example"], tuple(extra["load"]), extra.get("profile", {}), before)
             Path(args.results).write_text(report)
         return 0
-    names = list(SIZES) if args.size == "all" else [args.size]
+    names = list(SCALE_SIZES) if args.size == "all" else [args.size]
     start_load = load_average()
     rows = []
     for name in names:

@@ -1,5 +1,5 @@
 """Synthetic clusters for the scale benchmark: a 3-tier topology, hierarchical tenant queues and a
-mix of single- and multi-node models, at three sizes."""
+mix of single- and multi-node models, from 128 to 10,000 nodes."""
 
 from __future__ import annotations
 
@@ -32,9 +32,14 @@ class Size:
 
 SIZES = {
     "small": Size("small", 1, 2, 4, 16, 1, 3, 10),
+    "1k": Size("1k", 1, 5, 10, 20, 5, 4, 100),
     "large": Size("large", 2, 5, 10, 20, 10, 4, 200),
+    "2k": Size("2k", 2, 4, 16, 16, 10, 4, 200),
     "huge": Size("huge", 5, 10, 10, 20, 40, 4, 1000),
 }
+SCALE_SIZES = ("small", "large", "huge")
+"""The sizes `bench/scale.py --size all` renders; `bench/whatif.py` answers at 1,000, 2,048 and
+10,000 nodes (`1k`, `2k`, `huge`)."""
 GPU = "nvidia.com/gpu"
 
 

@@ -243,7 +243,7 @@ def measure(size: str, scenario: str, engines: list[str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", nargs="+", default=["small", "large", "huge"], choices=list(SIZES))
+    parser.add_argument("--size", nargs="+", default=["1k", "2k", "huge"], choices=list(SIZES))
     parser.add_argument("--scenario", default="change", choices=["first", "change"])
     parser.add_argument("--engine", nargs="+", default=["model", "volcano"], choices=["model", "volcano"])
     args = parser.parse_args(argv)

@@ -18,10 +18,11 @@ from sandbox.cluster import LocalCluster
 from sandbox.programs import BuildError, programs
 
 E2E_FOLDER = Path(__file__).parent
-LONGEST_FIRST = ("test_whatif_real.py", "test_whatif_lose_real.py")
+LONGEST_FIRST = ("test_whatif_real.py", "test_scale.py", "test_whatif_lose_real.py")
 """The modules `make e2e` hands out first (`-n 2 --dist loadfile --no-loadscope-reorder`), the
-longest first: a worker that takes the what-if's rounds last ends the phase alone for most of their
-20 minutes. The others follow as pytest-xdist orders them by default, most tests first."""
+longest first (about 21, 9 and 6 minutes in a cold `.ci/run`, `--durations` prints them): a worker
+that takes one of them last ends the phase alone for most of it. The others follow as pytest-xdist
+orders them by default, most tests first."""
 _CLUSTERS: list[LocalCluster] = []
 EXTRA_LOGS: list[Path] = []
 """Logs of processes a test runs beside the cluster's (a router, model servers): a failing test
