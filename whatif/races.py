@@ -29,9 +29,13 @@ from whatif.scheduler.session import Session
 from whatif.workload import FINISHED, MANAGED_KEY, MANAGED_VALUE, Objects
 
 RACE_CHECKS = 4
-"""Waiting models tried first, at most: each is one more simulation of the whole cluster."""
+"""Waiting models tried on the largest cluster races are looked for on: each is one more
+simulation of the whole cluster."""
 RACE_CHECK_OBJECTS = 20_000
 """Above this many nodes and pods, races are not looked for (each look is one more simulation)."""
+RACE_CHECK_WORK = RACE_CHECKS * RACE_CHECK_OBJECTS
+"""Nodes and pods times waiting models tried: on a smaller cluster more of them are tried, so a
+change of many new models has each of its waiting ones tried (`race_checks`)."""
 IN_ORDER_WORK = 200_000
 """Nodes and pods times new models, above which the models are not tried one at a time (each is
 a few more scheduling cycles of the whole cluster)."""
@@ -97,22 +101,37 @@ def look_for_races(
         for name in spec.models
         if name not in placed and name in empty and runs(empty[name][0], empty[name][1][name])
     ]
-    mark_races(verdicts, races(spec, new, waiting, placed, lambda name: name in in_order([name], new - {name})))
+    checks = race_checks(len(state.nodes) + len(state.pods))
+    tried = races(spec, new, waiting, placed, lambda name: name in in_order([name], new - {name}), checks)
+    mark_races(verdicts, tried)
     if not new <= set(placed):  # where every new model runs at once, one at a time is not tried
         mark_in_order(verdicts, in_stack_order(state, spec, new, in_order), new)
 
 
+def race_checks(objects: int) -> int:
+    """How many waiting models are tried on a cluster of `objects` nodes and pods: as many as
+    `RACE_CHECK_WORK` allows, `RACE_CHECKS` at least. (A round of the real-cluster test, twenty
+    independent changes in one stack, missed a race its fifth waiting model ran when four were
+    tried.)"""
+    return max(RACE_CHECKS, RACE_CHECK_WORK // max(objects, 1))
+
+
 def races(
-    spec: PlatformSpec, new: set[str], waiting: list[str], placed: list[str], runs_first: Callable[[str], bool]
+    spec: PlatformSpec,
+    new: set[str],
+    waiting: list[str],
+    placed: list[str],
+    runs_first: Callable[[str], bool],
+    checks: int = RACE_CHECKS,
 ) -> dict[str, list[str]]:
     """Model -> the models it races with, both ways. `waiting`: new models that wait but would run
-    on the empty cluster; `placed`: new models that run; `runs_first(name)`: whether `name` runs
-    as the only new model of the change."""
+    on the empty cluster, the first `checks` of them tried; `placed`: new models that run;
+    `runs_first(name)`: whether `name` runs as the only new model of the change."""
     placed = [name for name in placed if name in new]
     out: dict[str, set[str]] = {}
     if not placed:
         return {}
-    for name in [n for n in waiting if n in new][:RACE_CHECKS]:
+    for name in [n for n in waiting if n in new][:checks]:
         if not runs_first(name):
             continue
         queue = spec.models[name].queue

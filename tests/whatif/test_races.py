@@ -12,7 +12,15 @@ from live.cluster_state import ClusterState, state_from_objects
 from tests.e2e.stacks import dev_nodes
 from tests.whatif.test_never_alone import answer_of, two_models
 from whatif.predict import FITS, WAITS, Verdict
-from whatif.races import RACE_CHECKS, mark_in_order, new_models, races
+from whatif.races import (
+    RACE_CHECK_OBJECTS,
+    RACE_CHECK_WORK,
+    RACE_CHECKS,
+    mark_in_order,
+    new_models,
+    race_checks,
+    races,
+)
 
 
 class _Spec:
@@ -54,6 +62,15 @@ def test_at_most_race_checks_waiting_models_are_tried() -> None:
 
     races(spec, {*names, "placed"}, names, ["placed"], runs_first)
     assert tried == names[:RACE_CHECKS]
+    tried.clear()
+    races(spec, {*names, "placed"}, names, ["placed"], runs_first, checks=race_checks(500))
+    assert tried == names
+
+
+def test_a_smaller_cluster_has_more_waiting_models_tried_for_the_same_work() -> None:
+    assert race_checks(RACE_CHECK_OBJECTS) == RACE_CHECKS
+    assert race_checks(500) == RACE_CHECK_WORK // 500 > RACE_CHECKS
+    assert race_checks(0) == RACE_CHECK_WORK
 
 
 @pytest.mark.slow
@@ -68,6 +85,29 @@ def test_two_new_models_that_do_not_both_fit_the_quota_race(render_raw: Any, eng
     assert verdicts["first"].races == ["second"] and verdicts["second"].races == ["first"], verdicts
     waiting = next(v for v in verdicts.values() if v.verdict == WAITS)
     assert "the order `pulumi up` creates them in" in waiting.note
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["model", "volcano"])
+def test_every_waiting_model_of_a_change_of_many_is_tried_for_a_race(render_raw: Any, engine: str) -> None:
+    """Six new models of one pod of two GPUs in a queue of two: one runs and five wait, each of which
+    would run as the change's only new model, so each races with the one placed. Only four used to
+    be tried; cell 15 of rounds 0 and 1 of the real-cluster differential was a race past the fourth."""
+    raw = two_models(capability=2, replicas=1)
+    template = raw["models"].pop("first")
+    raw["models"].pop("second")
+    names = [f"m{i}" for i in range(RACE_CHECKS + 2)]
+    for name in names:
+        raw["models"][name] = {**template, "serviceName": name}
+    render = render_raw(raw)
+    nodes = [{"apiVersion": "v1", "kind": "Node", **node} for node in dev_nodes()]
+    verdicts = {
+        v.model: v for v in answer_of(engine)(state_from_objects(nodes, "empty"), render.spec, render.rendered).verdicts
+    }
+    placed = [name for name in names if verdicts[name].verdict == FITS]
+    assert len(placed) == 1, verdicts
+    assert all(verdicts[name].races == placed for name in names if name not in placed), verdicts
+    assert verdicts[placed[0]].races == sorted(set(names) - set(placed)), verdicts
 
 
 def _three_models() -> dict[str, Any]:
