@@ -18,11 +18,12 @@ from sandbox.cluster import LocalCluster
 from sandbox.programs import BuildError, programs
 
 E2E_FOLDER = Path(__file__).parent
-LONGEST_FIRST = ("test_whatif_real.py", "test_scale.py", "test_whatif_lose_real.py")
+LONGEST_FIRST = ("test_whatif_real.py", "test_whatif_lose_real.py")
 """The modules `make e2e` hands out first (`-n 2 --dist loadfile --no-loadscope-reorder`), the
-longest first (about 21, 9 and 6 minutes in a cold `.ci/run`, `--durations` prints them): a worker
-that takes one of them last ends the phase alone for most of it. The others follow as pytest-xdist
-orders them by default, most tests first."""
+longest first (about 21 and 6 minutes in a cold `.ci/run`; `--durations` prints them): a worker
+that takes the what-if's rounds last ends the phase alone for most of them. The others follow as
+pytest-xdist orders them by default, most tests first. `test_scale.py` (1,000 nodes, 9 minutes
+alone) is not among them: beside the rounds, both ran at half speed or worse."""
 _CLUSTERS: list[LocalCluster] = []
 EXTRA_LOGS: list[Path] = []
 """Logs of processes a test runs beside the cluster's (a router, model servers): a failing test
