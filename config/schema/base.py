@@ -5,8 +5,6 @@ frozen, reject unknown keys and validate strictly (a quoted number is not a numb
 typed spec the components receive is exactly what the stack file says.
 """
 
-from __future__ import annotations
-
 import difflib
 import os
 import re

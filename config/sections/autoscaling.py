@@ -6,9 +6,7 @@ the model can ask for. For a multi-node model a replica is one LeaderWorkerSet g
 the autoscaler scales the LeaderWorkerSet through its scale subresource.
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -160,7 +158,7 @@ class ScheduleWindow(ConfigModel):
     """Replicas the model keeps during the window (at most `maxReplicas`)."""
 
     @model_validator(mode="after")
-    def _a_window(self) -> ScheduleWindow:
+    def _a_window(self) -> Self:
         if self.start == self.end:
             raise invalid(
                 f"the window opens and closes at `{self.start}`, which KEDA refuses",
@@ -205,7 +203,7 @@ class AutoscalingConfig(ConfigModel):
     minutes, so flapping is expensive. `0` is warned about."""
 
     @model_validator(mode="after")
-    def _consistent(self) -> AutoscalingConfig:
+    def _consistent(self) -> Self:
         if self.min_replicas > self.max_replicas:
             raise invalid(
                 f"minReplicas {self.min_replicas} is above maxReplicas {self.max_replicas}",

@@ -1,8 +1,6 @@
 """The cluster a stack manages: how to reach it, what its accelerators are called, where its
 images and charts come from, and the credentials of private registries (`registries`)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, SecretStr, field_validator

@@ -12,9 +12,7 @@ prefill pod (by the slice's router, behind the gateway), it sends the prefill th
 locally; given none, decode prefills itself (docs/operations.md, "Prefill and decode apart").
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -46,7 +44,7 @@ class RoleAutoscaling(ConfigModel):
     """Scale down only to the highest count wanted in this window."""
 
     @model_validator(mode="after")
-    def _consistent(self) -> RoleAutoscaling:
+    def _consistent(self) -> Self:
         if self.min_instances > self.max_instances:
             raise invalid(
                 f"minInstances {self.min_instances} is above maxInstances {self.max_instances}",
@@ -95,7 +93,7 @@ class DisaggregationConfig(ConfigModel):
     """KV-transfer connector: `nixl` (vLLM's NixlConnector; the sidecar's `nixlv2`)."""
     nixl: NixlSettings = NixlSettings()
     sidecar: SidecarConfig = SidecarConfig()
-    ratio: RoleRatio | None = None
+    ratio: "RoleRatio | None" = None
     """Bounds of prefill instances per decode instance in a slice, e.g. `{min: 0.5, max: 4}`:
     the prefill autoscaler's target is clamped to them."""
     non_cached_tokens: Annotated[int, Field(ge=1, le=1_000_000)] = 16
@@ -113,7 +111,7 @@ class RoleRatio(ConfigModel):
     """Most prefill instances per running decode instance."""
 
     @model_validator(mode="after")
-    def _ordered(self) -> RoleRatio:
+    def _ordered(self) -> Self:
         if self.min > self.max:
             raise invalid(f"ratio min {self.min} is above max {self.max}", "give `min` at most `max`")
         return self

@@ -6,8 +6,6 @@ domain at every tier, each leaf with one node range. Parts that are not regular 
 `domains` beside it and merged into the generated tree by name (a short leaf, nodes with fewer
 GPUs, an extra leaf), and `omit` drops generated domains that do not exist."""
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any
 
@@ -40,7 +38,7 @@ largest cluster the project measures (bench/results.md). Counted before anything
 typo that multiplies (a fabric size, a range bound) is refused at once instead of filling memory."""
 
 
-def fabric_nodes(fabric: FabricConfig) -> int:
+def fabric_nodes(fabric: "FabricConfig") -> int:
     """The nodes a fabric expands to: its top-tier count times every tier's size."""
     total = fabric.count
     for tier in fabric.tiers:

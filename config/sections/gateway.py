@@ -8,8 +8,6 @@ PriorityClass that orders its gangs in Volcano: the classes are ranked, and each
 the router's flow control (docs/operations.md, "The inference gateway").
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

@@ -1,7 +1,5 @@
 """`lws`: the LeaderWorkerSet controller that runs multi-node models."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field

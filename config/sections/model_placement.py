@@ -1,9 +1,7 @@
 """Where a model's replicas go in the network: each replica inside a domain (`topology`), and
 the replicas apart from each other (`spread`)."""
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 
@@ -23,7 +21,7 @@ class TopologyConstraint(ConfigModel):
     """The same, by tier label key (Volcano >= 1.14)."""
 
     @model_validator(mode="after")
-    def _one_tier(self) -> TopologyConstraint:
+    def _one_tier(self) -> Self:
         if self.highest_tier is not None and self.highest_tier_name is not None:
             raise invalid(
                 "highestTier and highestTierName are both set",

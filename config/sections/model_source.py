@@ -1,9 +1,7 @@
 """Where a model's weights come from: one volume (NFS, a PersistentVolumeClaim the stack may create,
 a host path) or the Hugging Face hub, and the path checks every mounted path shares."""
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import AfterValidator, model_validator
 
@@ -54,7 +52,7 @@ class ClaimTemplate(ConfigModel):
     Pending (warned about)."""
 
     @model_validator(mode="after")
-    def _some_storage(self) -> ClaimTemplate:
+    def _some_storage(self) -> Self:
         if quantity_value(self.size) <= 0:
             raise invalid(
                 f"`size` is {self.size}: a claim must request some storage", "give the weights' size, e.g. `2Ti`"
@@ -101,7 +99,7 @@ class ModelSource(ConfigModel):
     """Model directory relative to `mountPath` (volume sources)."""
 
     @model_validator(mode="after")
-    def _one_source(self) -> ModelSource:
+    def _one_source(self) -> Self:
         given = [k for k in ("nfs", "pvc", "host_path", "hub") if getattr(self, k) is not None]
         if len(given) != 1:
             raise invalid(

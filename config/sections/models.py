@@ -4,10 +4,8 @@ A model with `nodesPerReplica: 1` runs as a Deployment; with more nodes it runs 
 LeaderWorkerSet whose groups are gang-scheduled inside one network domain.
 """
 
-from __future__ import annotations
-
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import Field, PlainValidator, WithJsonSchema, field_validator, model_validator
 
@@ -103,7 +101,7 @@ class ExtraVolume(ConfigModel):
     """PersistentVolumeClaim in the model's namespace."""
 
     @model_validator(mode="after")
-    def _one_source(self) -> ExtraVolume:
+    def _one_source(self) -> Self:
         given = [k for k in ("host_path", "config_map", "pvc") if getattr(self, k) is not None]
         if len(given) != 1:
             raise invalid(

@@ -8,10 +8,8 @@ to select them. Grafana's sidecar loads dashboards from ConfigMaps labelled `gra
 with either. Each is a setting, for installs that differ.
 """
 
-from __future__ import annotations
-
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -131,7 +129,7 @@ class ObservabilityConfig(ConfigModel):
         return value
 
     @model_validator(mode="after")
-    def _backend_settings(self) -> ObservabilityConfig:
+    def _backend_settings(self) -> Self:
         if self.backend != GOOGLE_MANAGED:
             return self
         for key, field_name in (("release", "release"), ("selectorLabels", "selector_labels")):

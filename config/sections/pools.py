@@ -8,9 +8,7 @@ say, so replacing an instance changes nothing. Models name the pools they run on
 selector and tolerations follow. The seed's on-premises cluster needs no pools (every GPU node is
 one pool, the topology's named nodes)."""
 
-from __future__ import annotations
-
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -60,7 +58,7 @@ class PoolTopology(ConfigModel):
     pool's."""
 
     @model_validator(mode="after")
-    def _one_form(self) -> PoolTopology:
+    def _one_form(self) -> Self:
         shaped = bool(self.domains) or self.nodes_per_domain is not None
         if shaped and self.named:
             raise invalid(
@@ -102,7 +100,7 @@ class PoolNetwork(ConfigModel):
     put on the nodes. Default: the release the platform is built against."""
 
     @model_validator(mode="after")
-    def _fits_profile(self) -> PoolNetwork:
+    def _fits_profile(self) -> Self:
         profile = NETWORK_PROFILES[self.profile]
         if profile.interfaces and len(self.interfaces) != profile.interfaces:
             raise invalid(
@@ -154,7 +152,7 @@ class PoolConfig(ConfigModel):
     about; models with a hard network constraint cannot run on it)."""
 
     @model_validator(mode="after")
-    def _taints_once(self) -> PoolConfig:
+    def _taints_once(self) -> Self:
         """The API server refuses a node with two taints of one key and effect (`validateNodeTaints`,
         kubernetes pkg/apis/core/validation/validation.go)."""
         seen = set()
@@ -169,7 +167,7 @@ class PoolConfig(ConfigModel):
         return self
 
     @model_validator(mode="after")
-    def _size(self) -> PoolConfig:
+    def _size(self) -> Self:
         scaled = self.min_nodes is not None or self.max_nodes is not None
         if self.nodes is not None and scaled:
             raise invalid(

@@ -1,7 +1,5 @@
 """`priorityClasses`: the PriorityClasses that order and preempt workloads."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

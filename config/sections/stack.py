@@ -1,8 +1,6 @@
 """The whole stack config: every top-level key of `Pulumi.<stack>.yaml` under `volcano-platform:`,
 and `include`, the files of the repository that hold some of its sections."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 from pydantic import Field, SecretStr

@@ -1,7 +1,5 @@
 """`tenants`: teams sharing the cluster, each with namespaces and a Volcano queue."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field

@@ -1,9 +1,7 @@
 """`topology`: the GPU nodes' leaf/spine network as tiers of node labels and a tree of domains."""
 
-from __future__ import annotations
-
 import json
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field, TypeAdapter, field_validator, model_validator
 
@@ -57,7 +55,7 @@ class DomainConfig(ConfigModel):
     is zero-padded to its width (`gpu-[001-128]` is gpu-001 ... gpu-128), one without is not
     (`gpu-[1-128]` is gpu-1 ... gpu-128); bounds of different widths with a leading zero are
     refused. Several brackets multiply (`rack[1-2]-node[01-16]`), commas list (`gpu-[1-4,7]`)."""
-    domains: dict[DomainName, DomainConfig] = {}
+    domains: dict[DomainName, "DomainConfig"] = {}
     """Higher tiers only: the child domains, one tier lower."""
 
 
@@ -141,7 +139,7 @@ class TopologyConfig(ConfigModel):
         return tiers
 
     @model_validator(mode="after")
-    def _from_preset(self) -> TopologyConfig:
+    def _from_preset(self) -> Self:
         """A preset's tiers, and its labels left to their provisioner, unless the stack says otherwise."""
         update: dict[str, object] = {}
         if self.preset is not None and not self.tiers:
@@ -154,7 +152,7 @@ class TopologyConfig(ConfigModel):
         return filled
 
     @model_validator(mode="after")
-    def _expand_fabric(self) -> TopologyConfig:
+    def _expand_fabric(self) -> Self:
         if self.fabric is None:
             return self
         if len(self.fabric.tiers) != len(self.tiers):

@@ -1,7 +1,5 @@
 """`volcano`: the Volcano install and the scheduler policy it runs."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema, field_validator

@@ -11,8 +11,6 @@ plugins in their policy mode); on a plugin that does not, they are inert (docs/o
 "Tenant isolation").
 """
 
-from __future__ import annotations
-
 import ipaddress
 from typing import Annotated
 

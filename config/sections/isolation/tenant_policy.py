@@ -6,8 +6,6 @@ every object it renders is held to them whatever key produced it. Tenants writte
 file or an `include.files` file are the platform team's and are bound only by their Pod Security
 level (`podSecurity`), which their namespaces enforce."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field
