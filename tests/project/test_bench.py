@@ -65,3 +65,36 @@ def test_the_floor_replays_exactly_what_the_program_registers() -> None:
 
     assert comparable(floor) == comparable(program)
     assert len(program.registrations) == 198 and not floor.duplicates
+
+
+def test_a_cluster_settled_by_volcano_is_one_volcano_keeps(tmp_path: Any) -> None:
+    """`bench/whatif.py --settled-by volcano` asks on the cluster as Volcano's code leaves the
+    stack's first deploy, with the stack's models running: run on it again, that code moves no pod,
+    as on a cluster the real scheduler settled."""
+    from bench.stack_dir import write_stack_dir
+    from bench.synthetic import SIZES
+    from bench.whatif import dump, settled
+    from config.platform_labels import MODEL_LABEL
+    from live.cluster_state import state_from_objects
+    from offline.render import render_stack
+    from tests.whatif.test_volcano_engine import volcano_engine
+    from whatif.scheduler.model import BINDING, RUNNING
+    from whatif.volcano.predict import settle_with_volcano
+
+    volcano_engine()
+    render = render_stack(PROJECT_DIR, "bench-small", write_stack_dir(SIZES["small"], tmp_path))
+    cluster = settled(render.spec, render.rendered, dump(render.spec), "volcano", new_every=0)
+    running = {
+        f"{o['metadata']['namespace']}/{o['metadata']['name']}": o
+        for o in cluster["items"]
+        if o["kind"] == "Pod" and o["status"]["phase"] == "Running"
+    }
+    assert {o["metadata"].get("labels", {}).get(MODEL_LABEL) for o in running.values()} >= set(render.spec.models)
+    session, models = settle_with_volcano(state_from_objects(cluster["items"], "bench"), render.spec, render.rendered)
+    after = {t.uid: t.node for j in session.jobs.values() for t in j.tasks if t.status in (RUNNING, BINDING)}
+    assert after == {uid: o["spec"]["nodeName"] for uid, o in running.items()}
+    # and on the cluster before the first deploy, Volcano's code itself places every model
+    before_up = state_from_objects(dump(render.spec)["items"], "bench")
+    session, models = settle_with_volcano(before_up, render.spec, render.rendered)
+    placed = {t.uid for j in session.jobs.values() for t in j.tasks if t.status in (RUNNING, BINDING)}
+    assert all(set(jobs.tasks) <= placed for jobs in models.values())

@@ -139,6 +139,15 @@ class Session:
         node = self.nodes.get(task.node)
         if node is None:
             return
+        if sign > 0:
+            node.tasks[task.uid] = task
+        else:
+            node.tasks.pop(task.uid, None)
+        self._move(task, node, _node_parts_of(status, sign))
+
+    def _move(self, task: Task, node: Node, parts: tuple[int, int, int]) -> None:
+        """`task`'s requests added to or taken from what `node` holds, releases and has pipelined
+        (`parts`, as `_node_parts_of`), with its class and its HyperNodes' totals."""
         self.moves += 1
         bucket = self.classes.get(node.class_key)
         if bucket is not None:
@@ -146,32 +155,47 @@ class Session:
             if not bucket:
                 del self.classes[node.class_key]
         request = tuple(task.resreq.items())
-        held, releasing, pipelined = _node_parts_of(status, sign)
-        if sign > 0:
-            node.tasks[task.uid] = task
-        else:
-            node.tasks.pop(task.uid, None)
+        held, releasing, pipelined = parts
         future = releasing - held - pipelined
         before = [node.future_idle.get(name, 0.0) for name, _ in request]
         node.move(task.resreq, held, releasing, pipelined)
         self.classes.setdefault(node.class_key, {})[node.name] = node
         # idle = allocatable - used and future idle = idle + releasing - pipelined move linearly.
+        # Each moved part once with its amounts, for every HyperNode the node is in.
         changes = (held, -held, future, releasing)
+        deltas = [
+            (index, [(name, change * amount) for name, amount in request])
+            for index, change in enumerate(changes)
+            if change
+        ]
         for totals in self.node_hypernodes.get(node.name, ()):
             if totals.peak is not None and future:
                 _keep_peak(totals, node, request, before, future > 0)
             if totals.rooms:
                 totals.rooms = {}
-            for part, change in zip(totals.moving(), changes, strict=True):
-                if change:
-                    for name, amount in request:
-                        part[name] = part.get(name, 0.0) + change * amount
+            moving = totals.moving()
+            for index, amounts in deltas:
+                part = moving[index]
+                for name, delta in amounts:
+                    part[name] = part.get(name, 0.0) + delta
 
     def set_status(self, task: Task, status: str, node: str | None = None) -> None:
         before = task.status
         job = self.jobs.get(task.job)
         if before in ALLOCATED_STATUSES and status in ALLOCATED_STATUSES and node in (None, task.node):
             task.status = status  # allocated, binding, bound, running: the node holds the same
+            if job is not None:
+                job.moved(task, before)
+            return
+        here = self.nodes.get(task.node)
+        if here is not None and node in (None, task.node) and PENDING not in (before, status):
+            # It stays on its node (evicted, or an eviction undone): one move of the difference,
+            # where taking it off and adding it again made two, each with the node's HyperNodes.
+            taken, added = _node_parts_of(before, -1), _node_parts_of(status, +1)
+            here.tasks.pop(task.uid, None)
+            here.tasks[task.uid] = task
+            task.status = status
+            self._move(task, here, (taken[0] + added[0], taken[1] + added[1], taken[2] + added[2]))
             if job is not None:
                 job.moved(task, before)
             return

@@ -271,6 +271,19 @@ def predict_with_volcano(
     )
 
 
+def settle_with_volcano(
+    state: ClusterState, spec: PlatformSpec, rendered: Rendered, cycles: int = MAX_CYCLES
+) -> tuple[Session, dict[str, ModelJobs]]:
+    """The cluster as Volcano's code leaves it after `cycles` sessions of the stack on `state`: every
+    pod where it ended, Pending where it was evicted or never placed (`bench/whatif.py` builds a
+    cluster the real scheduler would keep from it, as a cluster a pull request meets is)."""
+    session, models, objects = build_world(state, spec, rendered)
+    world = cluster_objects(state, spec, rendered, objects)
+    answer = run_cases([_case("settle", world, scheduler_conf_text(spec), 1, cycles, arrival_objects(objects))])[0]
+    _settle_to(session, _majority(answer))
+    return session, models
+
+
 def repeats_for(objects: list[dict[str, Any]]) -> int:
     """`REPEAT` runs, or one where the cluster is so large that each run takes long (Volcano's
     sessions grow with nodes, pods and queues; `bench/results.md` has the figures)."""
