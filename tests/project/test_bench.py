@@ -90,7 +90,7 @@ def test_a_cluster_settled_by_volcano_is_one_volcano_keeps(tmp_path: Any) -> Non
         if o["kind"] == "Pod" and o["status"]["phase"] == "Running"
     }
     assert {o["metadata"].get("labels", {}).get(MODEL_LABEL) for o in running.values()} >= set(render.spec.models)
-    session, models = settle_with_volcano(state_from_objects(cluster["items"], "bench"), render.spec, render.rendered)
+    session, _ = settle_with_volcano(state_from_objects(cluster["items"], "bench"), render.spec, render.rendered)
     after = {t.uid: t.node for j in session.jobs.values() for t in j.tasks if t.status in (RUNNING, BINDING)}
     assert after == {uid: o["spec"]["nodeName"] for uid, o in running.items()}
     # and on the cluster before the first deploy, Volcano's code itself places every model
