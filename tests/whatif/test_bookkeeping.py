@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from whatif.scheduler.model import PENDING, PIPELINED, RELEASING, RUNNING, HyperNode, Job, Node, Queue, Task
-from whatif.scheduler.session import Session, places_on, shape_of
+from whatif.scheduler.resources import places_on, shape_of
+from whatif.scheduler.session import Session
 
 GPU = "nvidia.com/gpu"
 HOSTNAME = "kubernetes.io/hostname"

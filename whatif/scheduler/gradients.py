@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from whatif.scheduler.model import ALLOCATED_STATUSES, HyperNode, Node, Task
-from whatif.scheduler.resources import Resources, fits, total
-from whatif.scheduler.session import Session, shape_of
+from whatif.scheduler.resources import Resources, fits, shape_of, total
+from whatif.scheduler.session import Session
 from whatif.scheduler.subgroups import SubJob
 from whatif.scheduler.topology import (
     ROOT,

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable
 from whatif.scheduler.actions import choose_node
 from whatif.scheduler.gradients import members, sub_domains
 from whatif.scheduler.model import Job, Queue, Task
-from whatif.scheduler.resources import Resources, add, fits, plus, total
-from whatif.scheduler.session import Session, Shape, Statement, places_on, shape_of, sort_by
+from whatif.scheduler.resources import Resources, Shape, add, fits, places_on, plus, shape_of, total
+from whatif.scheduler.session import Session, Statement, sort_by
 from whatif.scheduler.subgroups import SubJob, subjobs
 
 

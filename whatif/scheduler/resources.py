@@ -241,3 +241,21 @@ def summed(items: Iterable[Mapping[str, float]]) -> Resources:
 
 def is_infinite(value: float) -> bool:
     return math.isinf(value) or value >= MAX / 2
+
+
+Shape = tuple[tuple[str, float], ...]
+"""A pod's requests as sorted (resource, amount) pairs."""
+
+
+def shape_of(request: Resources) -> Shape:
+    return tuple(sorted(request.items()))
+
+
+def places_on(available: Resources, shape: Shape) -> int:
+    """How many pods of `shape` fit in `available`, as `fits` counts (absent is none; a node
+    already over its allocatable, as a dump can show, has room for none, not fewer)."""
+    places = INFINITE
+    for name, amount in shape:
+        if amount > EPSILON:
+            places = min(places, (available.get(name, 0.0) + EPSILON) // amount)
+    return max(0, int(places)) if places < INFINITE else 1 << 20

@@ -29,7 +29,7 @@ from whatif.scheduler.model import (
     Queue,
     Task,
 )
-from whatif.scheduler.resources import EPSILON, INFINITE, Resources, add
+from whatif.scheduler.resources import INFINITE, Resources, Shape, add, places_on
 from whatif.scheduler.topology import ROOT
 
 if TYPE_CHECKING:
@@ -180,15 +180,10 @@ class Session:
                     part[name] = part.get(name, 0.0) + delta
 
     def set_status(self, task: Task, status: str, node: str | None = None) -> None:
-        before = task.status
-        job = self.jobs.get(task.job)
-        if before in ALLOCATED_STATUSES and status in ALLOCATED_STATUSES and node in (None, task.node):
+        before, here, stays = task.status, self.nodes.get(task.node), node in (None, task.node)
+        if stays and before in ALLOCATED_STATUSES and status in ALLOCATED_STATUSES:
             task.status = status  # allocated, binding, bound, running: the node holds the same
-            if job is not None:
-                job.moved(task, before)
-            return
-        here = self.nodes.get(task.node)
-        if here is not None and node in (None, task.node) and PENDING not in (before, status):
+        elif stays and here is not None and PENDING not in (before, status):
             # It stays on its node (evicted, or an eviction undone): one move of the difference,
             # where taking it off and adding it again made two, each with the node's HyperNodes.
             taken, added = _node_parts_of(before, -1), _node_parts_of(status, +1)
@@ -196,19 +191,18 @@ class Session:
             here.tasks[task.uid] = task
             task.status = status
             self._move(task, here, (taken[0] + added[0], taken[1] + added[1], taken[2] + added[2]))
-            if job is not None:
-                job.moved(task, before)
-            return
-        self._place(task, before, -1)
-        task.status = status
+        else:
+            self._place(task, before, -1)
+            task.status = status
+            if node is not None:
+                task.node = node
+            if status == PENDING:
+                task.node = ""
+            else:
+                self._place(task, status, +1)
+        job = self.jobs.get(task.job)
         if job is not None:
             job.moved(task, before)
-        if node is not None:
-            task.node = node
-        if status == PENDING:
-            task.node = ""
-        else:
-            self._place(task, status, +1)
 
     def jobs_by_priority(self) -> list[Job]:
         """Every job, lowest priority first (the order gang eviction selects victims in)."""
@@ -291,24 +285,6 @@ def _keep_peak(totals: HyperNodeTotals, node: Node, request: Shape, before: list
             if holders[name] <= 0:
                 totals.peak = None
                 return
-
-
-Shape = tuple[tuple[str, float], ...]
-"""A pod's requests as sorted (resource, amount) pairs."""
-
-
-def shape_of(request: Resources) -> Shape:
-    return tuple(sorted(request.items()))
-
-
-def places_on(available: Resources, shape: Shape) -> int:
-    """How many pods of `shape` fit in `available`, as `fits` counts (absent is none; a node
-    already over its allocatable, as a dump can show, has room for none, not fewer)."""
-    places = INFINITE
-    for name, amount in shape:
-        if amount > EPSILON:
-            places = min(places, (available.get(name, 0.0) + EPSILON) // amount)
-    return max(0, int(places)) if places < INFINITE else 1 << 20
 
 
 @dataclass
