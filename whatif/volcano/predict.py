@@ -275,8 +275,8 @@ def settle_with_volcano(
     state: ClusterState, spec: PlatformSpec, rendered: Rendered, cycles: int = MAX_CYCLES
 ) -> tuple[Session, dict[str, ModelJobs]]:
     """The cluster as Volcano's code leaves it after `cycles` sessions of the stack on `state`: every
-    pod where it ended, Pending where it was evicted or never placed (`bench/whatif.py` builds a
-    cluster the real scheduler would keep from it, as a cluster a pull request meets is)."""
+    pod where it ended, Pending where it was evicted or never placed (`bench/whatif.py
+    --settled-by volcano`; at 10,000 nodes its reclaim can still be going on after them)."""
     session, models, objects = build_world(state, spec, rendered)
     world = cluster_objects(state, spec, rendered, objects)
     answer = run_cases([_case("settle", world, scheduler_conf_text(spec), 1, cycles, arrival_objects(objects))])[0]
